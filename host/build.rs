@@ -1,0 +1,69 @@
+//! Builds the built-in plugins in `plugins/` as wasm32-wasip2 components and embeds them.
+//!
+//! The plugins are a workspace of their own; this script runs a nested `cargo build` for them in
+//! a target directory of their own (so it never waits on the outer build's lock) and writes
+//! `builtins.rs`, a table of `(name, bytes)` that `host/src/builtin.rs` includes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `builtin:NAME` -> crate name in `plugins/`.
+const BUILTINS: &[&str] = &["path-validator", "dangerous-command", "org-policy"];
+
+fn main() {
+    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap());
+    let plugins = manifest_dir.join("../plugins");
+    let wit = manifest_dir.join("../wit");
+    for path in [plugins.join("Cargo.toml"), plugins.join("Cargo.lock"), wit.clone()] {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+    for krate in BUILTINS.iter().copied().chain(["sdk"]) {
+        for part in ["src", "Cargo.toml"] {
+            println!("cargo:rerun-if-changed={}", plugins.join(krate).join(part).display());
+        }
+    }
+
+    let target_dir = workspace_target_dir(&manifest_dir).join("wasm-plugins");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .current_dir(&plugins)
+        .args(["build", "--release", "--target", "wasm32-wasip2", "--target-dir"])
+        .arg(&target_dir);
+    // The outer build's flags, wrappers (clippy) and jobserver are not for the guest build.
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        let inherited = key.starts_with("CARGO_") && key != "CARGO_HOME" && key != "CARGO_NET_OFFLINE";
+        if inherited || key.starts_with("RUSTC_") || key == "RUSTFLAGS" {
+            build.env_remove(key.as_ref());
+        }
+    }
+    let status = build.status().unwrap_or_else(|e| panic!("cannot run cargo for plugins/: {e}"));
+    assert!(
+        status.success(),
+        "building the built-in plugins failed (is the wasm32-wasip2 target installed? \
+         `rustup target add wasm32-wasip2`; rust-toolchain.toml asks rustup for it)"
+    );
+
+    let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
+    let mut table = String::from("pub(crate) const EMBEDDED: &[(&str, &[u8])] = &[\n");
+    for name in BUILTINS {
+        let built = target_dir
+            .join("wasm32-wasip2/release")
+            .join(format!("{}.wasm", name.replace('-', "_")));
+        let embedded = out_dir.join(format!("{name}.wasm"));
+        std::fs::copy(&built, &embedded)
+            .unwrap_or_else(|e| panic!("{}: {e}", built.display()));
+        table.push_str(&format!("    ({name:?}, include_bytes!({:?})),\n", embedded.display().to_string()));
+    }
+    table.push_str("];\n");
+    std::fs::write(out_dir.join("builtins.rs"), table).unwrap();
+}
+
+/// The outer build's target directory: `CARGO_TARGET_DIR`, or `target/` beside the workspace.
+fn workspace_target_dir(manifest_dir: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => manifest_dir.join("../target"),
+    }
+}

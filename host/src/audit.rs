@@ -1,0 +1,76 @@
+//! The audit log: one JSON line per decision, appended and flushed before the answer is sent.
+//! A decision that is not recorded did not happen.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{Context, Result};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::chain::Decision;
+use crate::request::ToolRequest;
+use crate::runtime::hex;
+
+pub struct AuditLog {
+    path: PathBuf,
+    file: Mutex<File>,
+}
+
+impl AuditLog {
+    /// Opens (creating it and its directory if needed) the log at `path` for appending.
+    pub fn open(path: &Path) -> Result<AuditLog> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).with_context(|| format!("{}: cannot create the audit log's directory", parent.display()))?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("{}: cannot open the audit log", path.display()))?;
+        Ok(AuditLog { path: path.to_path_buf(), file: Mutex::new(file) })
+    }
+
+    /// `$ACP_GATE_AUDIT_LOG`, else `$XDG_STATE_HOME/acp-gate/audit.jsonl`, else
+    /// `~/.local/state/acp-gate/audit.jsonl`.
+    pub fn default_path() -> PathBuf {
+        if let Some(path) = std::env::var_os("ACP_GATE_AUDIT_LOG") {
+            return path.into();
+        }
+        let base = match (std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME")) {
+            (Some(dir), _) => PathBuf::from(dir),
+            (None, Some(home)) => PathBuf::from(home).join(".local/state"),
+            (None, None) => PathBuf::from("."),
+        };
+        base.join("acp-gate/audit.jsonl")
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one decision. `answer` is the option id sent, `cancelled`, or what else was done.
+    pub fn record(&self, request: &ToolRequest, decision: &Decision, answer: &str) -> Result<()> {
+        let timestamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let line = json!({
+            "timestamp_ms": timestamp,
+            "request_digest": hex(&Sha256::digest(request.raw.to_string().as_bytes())),
+            "session_id": request.session_id,
+            "tool_call_id": request.tool_call_id,
+            "source": request.source,
+            "kind": request.kind,
+            "title": request.title,
+            "decision": decision.outcome,
+            "by_default": decision.by_default,
+            "reasons": decision.reasons,
+            "handlers": decision.handlers,
+            "answer": answer,
+        });
+        let mut file = self.file.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        writeln!(file, "{line}").and_then(|()| file.flush()).with_context(|| format!("{}: cannot append", self.path.display()))
+    }
+}

@@ -1,0 +1,295 @@
+//! The chain: runs a request through every handler of every tier and combines the verdicts
+//! into one [`Decision`].
+//!
+//! The laws (tested as properties in `tests/`):
+//! - deny beats ask beats allow beats abstain, within a tier and across tiers, so a lower tier
+//!   can only tighten what a higher one decided;
+//! - a `requisite` deny ends the evaluation at once;
+//! - a `sufficient` allow skips the later `sufficient` and `optional` handlers of its tier,
+//!   never a `required` or `requisite` one;
+//! - a handler that fails counts as its `on_error` verdict, which is never allow;
+//! - when every handler abstains, the policy's default decides.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+
+use crate::builtin;
+use crate::config::{Control, DefaultDecision, HandlerSpec, OnError, PluginRef, Policy, Tier};
+use crate::request::{OptionKind, PermissionOption, SessionContext, ToolRequest, params_from_shorthand};
+use crate::runtime::{LoadedPlugin, Runtime, Verdict};
+
+/// The combined decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl Outcome {
+    /// `allow`, `ask`, `deny`; `None` for `abstain`.
+    pub fn from_verdict(verdict: &str) -> Option<Outcome> {
+        match verdict {
+            "allow" => Some(Outcome::Allow),
+            "ask" => Some(Outcome::Ask),
+            "deny" => Some(Outcome::Deny),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Allow => "allow",
+            Outcome::Ask => "ask",
+            Outcome::Deny => "deny",
+        }
+    }
+}
+
+/// What one handler said about one request.
+#[derive(Debug, Clone, Serialize)]
+pub struct HandlerTrace {
+    pub name: String,
+    pub tier: Tier,
+    /// `allow`, `deny`, `ask` or `abstain`: after `on_error` was applied.
+    pub verdict: String,
+    pub reason: Option<String>,
+    pub elapsed_us: u64,
+    /// Why the handler failed, when it did (the verdict is then its `on_error`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub logs: Vec<String>,
+}
+
+/// The chain's answer to one request, with the trace that explains it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Decision {
+    pub outcome: Outcome,
+    /// The reasons of the handlers whose verdict decided (or the default's).
+    pub reasons: Vec<String>,
+    pub handlers: Vec<HandlerTrace>,
+    /// True when every handler abstained and the policy default decided.
+    pub by_default: bool,
+}
+
+impl Decision {
+    /// The offered option this decision selects, by kind only: allow -> `allow_once`,
+    /// deny -> `reject_once`. `None` (answer `cancelled`) when no such option is offered, and
+    /// for ask, which a person or the orchestrator must answer.
+    pub fn select_option<'a>(&self, options: &'a [PermissionOption]) -> Option<&'a PermissionOption> {
+        let kind = match self.outcome {
+            Outcome::Allow => OptionKind::AllowOnce,
+            Outcome::Deny => OptionKind::RejectOnce,
+            Outcome::Ask => return None,
+        };
+        options.iter().find(|o| o.kind == kind)
+    }
+}
+
+/// The combination laws as a state machine, fed one handler verdict at a time in chain order.
+#[derive(Debug, Default, Clone)]
+pub struct Combiner {
+    strongest: Option<Outcome>,
+    /// The tier whose later sufficient and optional handlers a sufficient allow skipped.
+    skipping: Option<Tier>,
+    /// Tiers in which some handler already said ask or deny.
+    strict_tiers: Vec<Tier>,
+    done: bool,
+}
+
+impl Combiner {
+    /// Whether a handler with this tier and control flag is still to run.
+    pub fn should_run(&self, tier: Tier, control: Control) -> bool {
+        !self.done && !(self.skipping == Some(tier) && matches!(control, Control::Sufficient | Control::Optional))
+    }
+
+    /// True once a requisite deny ended the chain.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Takes one handler's verdict (`None` = abstain).
+    pub fn record(&mut self, tier: Tier, control: Control, verdict: Option<Outcome>) {
+        if let Some(verdict) = verdict {
+            self.strongest = self.strongest.max(Some(verdict));
+            if verdict > Outcome::Allow && !self.strict_tiers.contains(&tier) {
+                self.strict_tiers.push(tier);
+            }
+        }
+        match (control, verdict) {
+            (Control::Requisite, Some(Outcome::Deny)) => self.done = true,
+            (Control::Sufficient, Some(Outcome::Allow)) if !self.strict_tiers.contains(&tier) => {
+                self.skipping = Some(tier);
+            }
+            _ => {}
+        }
+    }
+
+    /// The combined outcome, and whether the default decided it.
+    pub fn finish(self, default: DefaultDecision) -> (Outcome, bool) {
+        match self.strongest {
+            Some(outcome) => (outcome, false),
+            None => (
+                match default {
+                    DefaultDecision::Allow => Outcome::Allow,
+                    DefaultDecision::Ask => Outcome::Ask,
+                    DefaultDecision::Deny => Outcome::Deny,
+                },
+                true,
+            ),
+        }
+    }
+}
+
+/// A handler ready to run: its spec and its loaded plugin (or why it failed to load).
+struct Handler {
+    spec: HandlerSpec,
+    plugin: Result<LoadedPlugin, String>,
+}
+
+/// The loaded policy: every handler's plugin pre-linked, ready to decide.
+pub struct Chain {
+    runtime: Arc<Runtime>,
+    handlers: Vec<Handler>,
+    default: DefaultDecision,
+    pub sources: Vec<(Tier, std::path::PathBuf)>,
+    pub notices: Vec<String>,
+}
+
+impl Chain {
+    /// Loads every handler's plugin and runs the inline tests. A plugin that fails to load
+    /// (bad pin, forbidden import, not a component) is kept as failed: it yields its `on_error`
+    /// verdict at every request, and the failure is in `notices`. A failing inline test, and
+    /// a failed plugin that has tests, stop the load.
+    pub async fn load(runtime: Arc<Runtime>, policy: Policy, test_ctx: &SessionContext) -> Result<Chain> {
+        let mut notices = policy.notices;
+        let mut handlers = Vec::new();
+        for spec in policy.handlers {
+            let plugin = load_plugin(&runtime, &spec).map_err(|e| format!("{e:#}"));
+            if let Err(error) = &plugin {
+                notices.push(format!(
+                    "handler `{}` ({}:{}) failed to load and counts as {:?} on every request: {error}",
+                    spec.name,
+                    spec.file.display(),
+                    spec.line,
+                    spec.on_error
+                ));
+            }
+            handlers.push(Handler { spec, plugin });
+        }
+        let chain = Chain { runtime, handlers, default: policy.default, sources: policy.sources, notices };
+        chain.run_inline_tests(test_ctx).await?;
+        Ok(chain)
+    }
+
+    async fn run_inline_tests(&self, ctx: &SessionContext) -> Result<()> {
+        for handler in &self.handlers {
+            for (number, test) in handler.spec.tests.iter().enumerate() {
+                let location = format!("{}:{}", handler.spec.file.display(), test.line);
+                let params = params_from_shorthand(&test.request).with_context(|| location.clone())?;
+                let request = ToolRequest::from_permission_request(&params, None, ctx).with_context(|| location.clone())?;
+                let trace = self.evaluate_one(handler, &request).await;
+                if trace.verdict != test.expect {
+                    let why = trace.error.or(trace.reason).map(|r| format!(" ({r})")).unwrap_or_default();
+                    bail!(
+                        "{location}: handler `{}` test[{number}]: expected {}, got {}{why}",
+                        handler.spec.name,
+                        test.expect,
+                        trace.verdict
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Decides one request.
+    pub async fn decide(&self, request: &ToolRequest) -> Decision {
+        let mut traces = Vec::new();
+        let mut combiner = Combiner::default();
+        for handler in &self.handlers {
+            let spec = &handler.spec;
+            let applies = spec.applies_to.as_ref().is_none_or(|kinds| kinds.contains(&request.kind));
+            if combiner.is_done() {
+                break;
+            }
+            if !applies || !combiner.should_run(spec.tier, spec.control) {
+                continue;
+            }
+            let trace = self.evaluate_one(handler, request).await;
+            combiner.record(spec.tier, spec.control, Outcome::from_verdict(&trace.verdict));
+            traces.push(trace);
+        }
+        let (outcome, by_default) = combiner.finish(self.default);
+        let reasons = if by_default {
+            vec![format!("no handler had an opinion; the policy default is {}", outcome.as_str())]
+        } else {
+            traces
+                .iter()
+                .filter(|t| t.verdict == outcome.as_str())
+                .filter_map(|t| t.reason.as_ref().map(|r| format!("{}: {r}", t.name)))
+                .collect()
+        };
+        Decision { outcome, reasons, handlers: traces, by_default }
+    }
+
+    async fn evaluate_one(&self, handler: &Handler, request: &ToolRequest) -> HandlerTrace {
+        let spec = &handler.spec;
+        let (verdict, error, logs, elapsed) = match &handler.plugin {
+            Err(load_error) => (None, Some(format!("failed to load: {load_error}")), Vec::new(), 0),
+            Ok(plugin) => {
+                let evaluation = self.runtime.evaluate(plugin, request, &spec.config_json, spec.limits).await;
+                let elapsed = evaluation.elapsed.as_micros() as u64;
+                match evaluation.outcome {
+                    Ok(verdict) => (Some(verdict), None, evaluation.logs, elapsed),
+                    Err(error) => (None, Some(error), evaluation.logs, elapsed),
+                }
+            }
+        };
+        let (verdict, reason) = match (verdict, &error) {
+            (Some(Verdict::Allow), _) => ("allow", None),
+            (Some(Verdict::Deny(reason)), _) => ("deny", Some(non_empty(reason, "denied"))),
+            (Some(Verdict::Ask(reason)), _) => ("ask", Some(non_empty(reason, "asks for a decision"))),
+            (Some(Verdict::Abstain), _) => ("abstain", None),
+            (None, error) => {
+                let why = format!("handler failed ({}); on_error applies", error.as_deref().unwrap_or("unknown"));
+                match spec.on_error {
+                    OnError::Deny => ("deny", Some(why)),
+                    OnError::Ask => ("ask", Some(why)),
+                    OnError::Abstain => ("abstain", Some(why)),
+                }
+            }
+        };
+        HandlerTrace {
+            name: spec.name.clone(),
+            tier: spec.tier,
+            verdict: verdict.to_owned(),
+            reason,
+            elapsed_us: elapsed,
+            error,
+            logs,
+        }
+    }
+}
+
+fn non_empty(reason: String, fallback: &str) -> String {
+    if reason.trim().is_empty() { fallback.to_owned() } else { reason }
+}
+
+fn load_plugin(runtime: &Runtime, spec: &HandlerSpec) -> Result<LoadedPlugin> {
+    let label = format!("plugin `{}` of handler `{}`", spec.plugin, spec.name);
+    match &spec.plugin {
+        PluginRef::Builtin(name) => {
+            let bytes = builtin::bytes(name).context("built-in plugin missing from this binary")?;
+            runtime.load(&label, bytes, spec.sha256.as_deref(), &spec.grants)
+        }
+        PluginRef::File(path) => {
+            let bytes = std::fs::read(path).with_context(|| format!("{label}: cannot read {}", path.display()))?;
+            runtime.load(&label, &bytes, spec.sha256.as_deref(), &spec.grants)
+        }
+    }
+}

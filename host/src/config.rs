@@ -1,0 +1,516 @@
+//! `handlers.toml`: reading the org, project and user layers into one validated [`Policy`].
+//!
+//! Every mistake is an error that names the file, the line and the key; a policy is used whole
+//! or not at all. Layers are tiers: org > project > user > the built-in default chain (the
+//! floor). Tiers are combined so that a lower one can only tighten (see `chain.rs`); here we
+//! refuse lower layers that try to redefine a higher layer's handler or loosen its settings.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::builtin;
+use crate::request::ToolKind;
+use crate::runtime::{Grant, Limits, default_grants};
+
+/// Where a layer comes from, most authoritative first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    Org,
+    Project,
+    User,
+    /// The built-in default chain: always beneath the files unless the org (or, with no org
+    /// file, the user) switches it off with `builtin_chain = false`.
+    Builtin,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Org => "org",
+            Tier::Project => "project",
+            Tier::User => "user",
+            Tier::Builtin => "builtin",
+        }
+    }
+}
+
+/// PAM-style control flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Control {
+    /// Its verdict always counts.
+    Required,
+    /// Its verdict counts, and a deny stops the chain at once.
+    Requisite,
+    /// An allow (with nothing stricter before it in its tier) skips the later sufficient and
+    /// optional handlers of its tier; never a required or requisite one.
+    Sufficient,
+    /// May be skipped by a sufficient allow; may use `on_error = "abstain"`.
+    Optional,
+}
+
+/// What a failing handler (trap, timeout, memory cap, bad result, load failure) counts as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    Deny,
+    Ask,
+    Abstain,
+}
+
+/// The decision when every handler abstains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DefaultDecision {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// Which plugin a handler runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PluginRef {
+    Builtin(&'static str),
+    File(PathBuf),
+}
+
+impl std::fmt::Display for PluginRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PluginRef::Builtin(name) => write!(f, "builtin:{name}"),
+            PluginRef::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// An inline test: a request in short form and the verdict the handler must give.
+#[derive(Debug, Clone)]
+pub struct InlineTest {
+    pub request: serde_json::Value,
+    pub expect: String,
+    pub line: usize,
+}
+
+/// One validated `[[handler]]` entry.
+#[derive(Debug, Clone)]
+pub struct HandlerSpec {
+    pub name: String,
+    pub tier: Tier,
+    pub file: PathBuf,
+    pub line: usize,
+    pub plugin: PluginRef,
+    pub sha256: Option<String>,
+    pub control: Control,
+    pub on_error: OnError,
+    pub limits: Limits,
+    pub applies_to: Option<Vec<ToolKind>>,
+    pub grants: BTreeSet<Grant>,
+    pub config_json: String,
+    pub tests: Vec<InlineTest>,
+}
+
+/// Every layer read and merged: what the chain is built from.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub default: DefaultDecision,
+    pub handlers: Vec<HandlerSpec>,
+    /// The files read, with their tier, for the trace.
+    pub sources: Vec<(Tier, PathBuf)>,
+    /// Things the user should know (a layer ignored because the org forbids lower layers).
+    pub notices: Vec<String>,
+}
+
+/// Where to look for the layers.
+#[derive(Debug, Clone, Default)]
+pub struct LayerPaths {
+    pub org: Option<PathBuf>,
+    /// Project and user files, in that order. `--handlers FILE` puts FILE here alone.
+    pub lower: Vec<(Tier, PathBuf)>,
+}
+
+impl LayerPaths {
+    /// The standard locations: the org file from `org` (a flag), `$ACP_GATE_ORG_HANDLERS` or
+    /// `/etc/acp-gate/handlers.toml`; then `handlers` (a flag) alone, or the project's
+    /// `.acp-gate/handlers.toml` and the user's `~/.config/acp-gate/handlers.toml`
+    /// (`$ACP_GATE_USER_HANDLERS` overrides the latter). Files that do not exist are skipped,
+    /// except those named by a flag or variable, which must exist.
+    pub fn discover(org: Option<&Path>, handlers: Option<&Path>, workspace: &Path) -> Result<LayerPaths> {
+        let org = match (org, std::env::var_os("ACP_GATE_ORG_HANDLERS")) {
+            (Some(path), _) => Some(required(path)?),
+            (None, Some(path)) => Some(required(Path::new(&path))?),
+            (None, None) => Some(PathBuf::from("/etc/acp-gate/handlers.toml")).filter(|p| p.exists()),
+        };
+        let lower = match handlers {
+            Some(path) => vec![(Tier::Project, required(path)?)],
+            None => {
+                let project = workspace.join(".acp-gate/handlers.toml");
+                let user = match std::env::var_os("ACP_GATE_USER_HANDLERS") {
+                    Some(path) => Some(required(Path::new(&path))?),
+                    None => user_config_dir().map(|d| d.join("handlers.toml")),
+                };
+                [(Tier::Project, Some(project)), (Tier::User, user)]
+                    .into_iter()
+                    .filter_map(|(tier, path)| Some((tier, path.filter(|p| p.exists())?)))
+                    .collect()
+            }
+        };
+        Ok(LayerPaths { org, lower })
+    }
+}
+
+fn required(path: &Path) -> Result<PathBuf> {
+    if !path.exists() {
+        bail!("{}: no such file", path.display());
+    }
+    Ok(path.to_path_buf())
+}
+
+/// `$XDG_CONFIG_HOME/acp-gate`, else `~/.config/acp-gate`.
+pub fn user_config_dir() -> Option<PathBuf> {
+    let base = match std::env::var_os("XDG_CONFIG_HOME") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME")?).join(".config"),
+    };
+    Some(base.join("acp-gate"))
+}
+
+// ---- the file format ----
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSpec {
+    #[serde(default)]
+    settings: SettingsSpec,
+    #[serde(default)]
+    handler: Vec<Spanned<HandlerEntry>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct SettingsSpec {
+    default: Option<Spanned<DefaultDecision>>,
+    /// Org only: `"ignore"` makes acp-gate read no project or user file.
+    lower_layers: Option<Spanned<LowerLayers>>,
+    /// `false` removes the built-in default chain beneath the files (org, or user with no org).
+    builtin_chain: Option<Spanned<bool>>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum LowerLayers {
+    Allow,
+    Ignore,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HandlerEntry {
+    name: Spanned<String>,
+    plugin: Spanned<String>,
+    sha256: Option<Spanned<String>>,
+    #[serde(default = "required_control")]
+    control: Control,
+    #[serde(default = "deny_on_error")]
+    on_error: Spanned<OnError>,
+    timeout_ms: Option<Spanned<u64>>,
+    memory_mb: Option<Spanned<u64>>,
+    applies_to: Option<Vec<Spanned<String>>>,
+    imports: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    config: toml::Table,
+    #[serde(default)]
+    test: Vec<Spanned<toml::Table>>,
+}
+
+fn required_control() -> Control {
+    Control::Required
+}
+
+fn deny_on_error() -> Spanned<OnError> {
+    Spanned::new(0..0, OnError::Deny)
+}
+
+/// A file being read: its path and text, for error positions.
+struct Source<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    fn line(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())].matches('\n').count() + 1
+    }
+
+    fn error<T>(&self, span: std::ops::Range<usize>, key: &str, message: impl std::fmt::Display) -> Result<T> {
+        bail!("{}:{}: {key}: {message}", self.path.display(), self.line(span.start))
+    }
+}
+
+/// Reads every layer and merges them, or fails naming the first mistake.
+pub fn load(paths: &LayerPaths) -> Result<Policy> {
+    let mut policy =
+        Policy { default: DefaultDecision::Ask, handlers: Vec::new(), sources: Vec::new(), notices: Vec::new() };
+    let mut default_set_by: Option<(Tier, DefaultDecision)> = None;
+    let mut builtin_chain = true;
+    let mut lower: Vec<(Tier, PathBuf)> = paths.lower.clone();
+
+    let mut layers: Vec<(Tier, PathBuf)> = Vec::new();
+    if let Some(org) = &paths.org {
+        layers.push((Tier::Org, org.clone()));
+    }
+    layers.append(&mut lower);
+
+    let mut index = 0;
+    while index < layers.len() {
+        let (tier, path) = layers[index].clone();
+        index += 1;
+        let text = std::fs::read_to_string(&path).with_context(|| format!("{}: cannot read", path.display()))?;
+        let source = Source { path: &path, text: &text };
+        let file: FileSpec = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        policy.sources.push((tier, path.clone()));
+
+        if let Some(setting) = &file.settings.lower_layers {
+            if tier != Tier::Org {
+                return source.error(setting.span(), "settings.lower_layers", "only an org file may set this");
+            }
+            if *setting.get_ref() == LowerLayers::Ignore {
+                for (_, ignored) in layers.drain(index..) {
+                    policy.notices.push(format!("{} ignored: the org file forbids lower layers", ignored.display()));
+                }
+            }
+        }
+        if let Some(setting) = &file.settings.builtin_chain {
+            let allowed = tier == Tier::Org || (tier == Tier::User && paths.org.is_none());
+            if !allowed && !*setting.get_ref() {
+                return source.error(
+                    setting.span(),
+                    "settings.builtin_chain",
+                    "only the org file (or the user file when there is none) may remove the built-in chain",
+                );
+            }
+            builtin_chain &= *setting.get_ref();
+        }
+        if let Some(default) = &file.settings.default {
+            let value = *default.get_ref();
+            if let Some((higher, set)) = default_set_by
+                && value < set
+            {
+                return source.error(
+                    default.span(),
+                    "settings.default",
+                    format!("{value:?} would loosen the {} layer's {set:?}; a lower layer can only tighten", higher.as_str()),
+                );
+            }
+            default_set_by = Some((tier, value));
+            policy.default = value;
+        }
+        for (position, entry) in file.handler.iter().enumerate() {
+            let spec = handler_spec(&source, tier, position, entry)?;
+            if let Some(existing) = policy.handlers.iter().find(|h| h.name == spec.name) {
+                return source.error(
+                    entry.get_ref().name.span(),
+                    &format!("handler[{position}].name"),
+                    format!(
+                        "`{}` is already defined by the {} layer ({}); a layer cannot redefine or drop another's handler",
+                        spec.name,
+                        existing.tier.as_str(),
+                        existing.file.display()
+                    ),
+                );
+            }
+            policy.handlers.push(spec);
+        }
+    }
+
+    if builtin_chain {
+        let mut floor = builtin::default_chain()?;
+        if let Some(clash) = floor.handlers.iter().find(|b| policy.handlers.iter().any(|h| h.name == b.name)) {
+            let user = policy.handlers.iter().find(|h| h.name == clash.name).unwrap();
+            bail!(
+                "{}:{}: handler.name: `{}` is the name of a handler of the built-in default chain; choose another",
+                user.file.display(),
+                user.line,
+                clash.name
+            );
+        }
+        policy.handlers.append(&mut floor.handlers);
+        if default_set_by.is_none() {
+            policy.default = floor.default;
+        }
+    }
+    Ok(policy)
+}
+
+/// Parses one file's text as a layer of its own (used for the built-in default chain).
+pub fn parse_layer(tier: Tier, path: &Path, text: &str) -> Result<Policy> {
+    let source = Source { path, text };
+    let file: FileSpec = toml::from_str(text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let handlers = file
+        .handler
+        .iter()
+        .enumerate()
+        .map(|(position, entry)| handler_spec(&source, tier, position, entry))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Policy {
+        default: file.settings.default.map_or(DefaultDecision::Ask, |d| *d.get_ref()),
+        handlers,
+        sources: vec![(tier, path.to_path_buf())],
+        notices: Vec::new(),
+    })
+}
+
+fn handler_spec(source: &Source, tier: Tier, position: usize, entry: &Spanned<HandlerEntry>) -> Result<HandlerSpec> {
+    let line = source.line(entry.span().start);
+    let entry = entry.get_ref();
+    let key = |field: &str| format!("handler[{position}].{field}");
+    let name = entry.name.get_ref().trim().to_owned();
+    if name.is_empty() {
+        return source.error(entry.name.span(), &key("name"), "must not be empty");
+    }
+
+    let plugin_text = entry.plugin.get_ref();
+    let plugin = match plugin_text.strip_prefix("builtin:") {
+        Some(builtin_name) => match builtin::find(builtin_name) {
+            Some(found) => PluginRef::Builtin(found),
+            None => {
+                return source.error(
+                    entry.plugin.span(),
+                    &key("plugin"),
+                    format!("unknown built-in plugin `{plugin_text}` (built-ins: {})", builtin::names().join(", ")),
+                );
+            }
+        },
+        None => {
+            let relative = Path::new(plugin_text);
+            let base = source.path.parent().unwrap_or(Path::new("."));
+            let path = if relative.is_absolute() { relative.to_path_buf() } else { base.join(relative) };
+            if !path.is_file() {
+                return source.error(
+                    entry.plugin.span(),
+                    &key("plugin"),
+                    format!("plugin file {} does not exist", path.display()),
+                );
+            }
+            PluginRef::File(path)
+        }
+    };
+
+    let sha256 = match &entry.sha256 {
+        Some(pin) => {
+            let pin_text = pin.get_ref().trim().to_ascii_lowercase();
+            if pin_text.len() != 64 || !pin_text.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return source.error(pin.span(), &key("sha256"), "must be 64 hexadecimal digits (see `acp-gate plugin hash`)");
+            }
+            Some(pin_text)
+        }
+        None if tier == Tier::Org && matches!(plugin, PluginRef::File(_)) => {
+            return source.error(entry.plugin.span(), &key("sha256"), "an org file must pin every plugin file by sha256");
+        }
+        None => None,
+    };
+
+    let on_error = *entry.on_error.get_ref();
+    if on_error == OnError::Abstain && entry.control != Control::Optional {
+        return source.error(entry.on_error.span(), &key("on_error"), "`abstain` is only for optional handlers");
+    }
+
+    let mut limits = Limits::default();
+    if let Some(ms) = &entry.timeout_ms {
+        if !(1..=60_000).contains(ms.get_ref()) {
+            return source.error(ms.span(), &key("timeout_ms"), "must be between 1 and 60000");
+        }
+        limits.timeout = Duration::from_millis(*ms.get_ref());
+    }
+    if let Some(mb) = &entry.memory_mb {
+        if !(1..=4096).contains(mb.get_ref()) {
+            return source.error(mb.span(), &key("memory_mb"), "must be between 1 and 4096");
+        }
+        limits.memory_bytes = (*mb.get_ref() as usize) << 20;
+    }
+
+    let applies_to = match &entry.applies_to {
+        None => None,
+        Some(kinds) => {
+            let mut parsed = Vec::new();
+            for kind in kinds {
+                let value = ToolKind::parse(kind.get_ref());
+                if value == ToolKind::Other && kind.get_ref() != "other" {
+                    return source.error(
+                        kind.span(),
+                        &key("applies_to"),
+                        format!(
+                            "unknown tool kind `{}` (kinds: read, edit, delete, move, search, execute, think, fetch, switch_mode, other)",
+                            kind.get_ref()
+                        ),
+                    );
+                }
+                parsed.push(value);
+            }
+            Some(parsed)
+        }
+    };
+
+    let grants = match &entry.imports {
+        None => match plugin {
+            PluginRef::Builtin(name) => builtin::grants(name),
+            PluginRef::File(_) => default_grants(),
+        },
+        Some(names) => {
+            let mut grants = BTreeSet::new();
+            for name in names {
+                let Some(grant) = Grant::parse(name.get_ref()) else {
+                    let known: Vec<&str> = Grant::ALL.iter().map(|g| g.name()).collect();
+                    return source.error(
+                        name.span(),
+                        &key("imports"),
+                        format!("unknown grant `{}` (grants: {})", name.get_ref(), known.join(", ")),
+                    );
+                };
+                grants.insert(grant);
+            }
+            grants
+        }
+    };
+
+    let config_json = serde_json::to_string(&entry.config)?;
+    let mut tests = Vec::new();
+    for (number, case) in entry.test.iter().enumerate() {
+        let table = case.get_ref();
+        let test_key = key(&format!("test[{number}]"));
+        let Some(expect) = table.get("expect").and_then(|v| v.as_str()) else {
+            return source.error(case.span(), &format!("{test_key}.expect"), "missing (allow | deny | ask | abstain)");
+        };
+        if !["allow", "deny", "ask", "abstain"].contains(&expect) {
+            return source.error(case.span(), &format!("{test_key}.expect"), format!("`{expect}` is not allow | deny | ask | abstain"));
+        }
+        let mut request = table.clone();
+        request.remove("expect");
+        tests.push(InlineTest {
+            request: serde_json::to_value(&request)?,
+            expect: expect.to_owned(),
+            line: source.line(case.span().start),
+        });
+    }
+
+    Ok(HandlerSpec {
+        name,
+        tier,
+        file: source.path.to_path_buf(),
+        line,
+        plugin,
+        sha256,
+        control: entry.control,
+        on_error,
+        limits,
+        applies_to,
+        grants,
+        config_json,
+        tests,
+    })
+}

@@ -1,0 +1,61 @@
+//! acp-gate: a permission gate for coding agents that speak the Agent Client Protocol.
+//!
+//! A permission request goes: [`request`] (normalise what the agent sent) -> [`chain`] (run
+//! every handler of the [`config`] layers in its [`runtime`] sandbox, combine the verdicts)
+//! -> [`audit`] (record the decision) -> the answer. [`check`] does this offline for recorded
+//! requests; [`builtin`] holds the embedded plugins and the default chain.
+//!
+//! ```no_run
+//! # async fn example() -> anyhow::Result<()> {
+//! use acp_gate::{LoadOptions, load_chain, request::{SessionContext, ToolRequest}};
+//! let workspace = std::path::PathBuf::from("/work/project");
+//! let chain = load_chain(&LoadOptions { workspace: workspace.clone(), ..Default::default() }).await?;
+//! let params = serde_json::json!({"sessionId": "s", "toolCall": {"toolCallId": "1", "rawInput": {"command": "rm -rf ~"}}});
+//! let request = ToolRequest::from_permission_request(&params, None, &SessionContext::for_workspace("s", &workspace))?;
+//! let decision = chain.decide(&request).await;
+//! println!("{}", decision.outcome.as_str()); // deny
+//! # Ok(()) }
+//! ```
+
+pub mod audit;
+pub mod builtin;
+pub mod cache;
+pub mod chain;
+pub mod check;
+pub mod cli;
+pub mod config;
+pub mod paths;
+pub mod request;
+pub mod runtime;
+pub mod style;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use crate::cache::CompileCache;
+use crate::chain::Chain;
+use crate::config::LayerPaths;
+use crate::request::SessionContext;
+use crate::runtime::Runtime;
+
+/// Where a command finds its policy.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// `--handlers FILE`: used instead of the project and user files (the org file still applies).
+    pub handlers: Option<PathBuf>,
+    /// `--org-handlers FILE`: the org layer, instead of the managed location.
+    pub org_handlers: Option<PathBuf>,
+    /// The workspace root: where the project's `.acp-gate/handlers.toml` is looked for.
+    pub workspace: PathBuf,
+}
+
+/// Reads the layered `handlers.toml` files (or the built-in default chain), loads every plugin
+/// and runs the inline tests: the one way every command gets its [`Chain`].
+pub async fn load_chain(options: &LoadOptions) -> Result<Chain> {
+    let layers = LayerPaths::discover(options.org_handlers.as_deref(), options.handlers.as_deref(), &options.workspace)?;
+    let policy = config::load(&layers)?;
+    let runtime = Runtime::new(CompileCache::default_dir())?;
+    let ctx = SessionContext::for_workspace("inline-test", &options.workspace);
+    Chain::load(runtime, policy, &ctx).await
+}

@@ -1,0 +1,190 @@
+//! Path facts the host establishes for plugins: `~` expansion, normalisation, symlink resolution.
+//!
+//! Plugins have no filesystem; what they need to know about a path on disk comes from here,
+//! through the `paths.resolve` import (see `wit/plugin.wit`).
+
+use std::path::{Component, Path, PathBuf};
+
+/// How many symlinks one resolution may follow before it gives up (the kernel's limit).
+const MAX_SYMLINKS: usize = 40;
+
+/// What the host found when it resolved a path: the WIT `paths.resolution`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolution {
+    pub canonical: PathBuf,
+    pub exists: bool,
+    pub through_symlink: bool,
+    pub case_insensitive: bool,
+}
+
+/// Expands a leading `~`, `$HOME` or `${HOME}`, then makes the path absolute against `cwd`.
+pub fn expand(raw: &str, cwd: &Path, home: &Path) -> PathBuf {
+    let expanded = ["~", "$HOME", "${HOME}"].iter().find_map(|prefix| {
+        let rest = raw.strip_prefix(prefix)?;
+        match rest.strip_prefix('/') {
+            Some(rest) => Some(home.join(rest)),
+            None if rest.is_empty() => Some(home.to_path_buf()),
+            None => None,
+        }
+    });
+    let path = expanded.unwrap_or_else(|| PathBuf::from(raw));
+    if path.is_absolute() { path } else { cwd.join(path) }
+}
+
+/// The path the kernel would open for `raw`: expanded and absolute, `.` and doubled slashes
+/// folded, and each `..` applied after following the symlinks before it. Symlinks that no `..`
+/// follows are kept as they are (see [`resolve`] for those).
+pub fn normalise(raw: &str, cwd: &Path, home: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for component in expand(raw, cwd, home).components() {
+        match component {
+            Component::Normal(part) => out.push(part),
+            Component::ParentDir => {
+                out = resolve_absolute(&out).canonical;
+                out.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+/// Resolves `raw` (expanded against `cwd` and `home`) through every symlink on the way,
+/// dangling ones included as far as their targets can be read.
+pub fn resolve(raw: &str, cwd: &Path, home: &Path) -> Resolution {
+    resolve_absolute(&expand(raw, cwd, home))
+}
+
+fn resolve_absolute(path: &Path) -> Resolution {
+    let mut through_symlink = false;
+    let mut hops = 0;
+    let mut done = PathBuf::from("/");
+    // Components still to walk, in reverse so that a symlink's target can be pushed in front.
+    let mut pending: Vec<std::ffi::OsString> = components_of(path).into_iter().rev().collect();
+    while let Some(part) = pending.pop() {
+        if part == ".." {
+            done.pop();
+            continue;
+        }
+        let next = done.join(&part);
+        match std::fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() && hops < MAX_SYMLINKS => {
+                hops += 1;
+                through_symlink = true;
+                let Ok(target) = std::fs::read_link(&next) else {
+                    done = next;
+                    continue;
+                };
+                if target.is_absolute() {
+                    done = PathBuf::from("/");
+                }
+                pending.extend(components_of(&target).into_iter().rev());
+            }
+            _ => done = next,
+        }
+    }
+    let exists = std::fs::metadata(&done).is_ok();
+    let case_insensitive = is_case_insensitive(&done);
+    Resolution { canonical: done, exists, through_symlink, case_insensitive }
+}
+
+/// The path's normal and `..` components; `.`, roots and doubled slashes dropped.
+fn components_of(path: &Path) -> Vec<std::ffi::OsString> {
+    path.components()
+        .filter_map(|c| match c {
+            Component::Normal(part) => Some(part.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether the file system holding `path`'s nearest existing ancestor folds case: the same
+/// entry is found under a case-swapped name.
+fn is_case_insensitive(path: &Path) -> bool {
+    let Some(existing) = path.ancestors().find(|p| p.parent().is_some() && p.exists()) else {
+        return false;
+    };
+    let Some(name) = existing.file_name().and_then(|n| n.to_str()) else { return false };
+    let swapped: String = name
+        .chars()
+        .map(|c| if c.is_lowercase() { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() })
+        .collect();
+    if swapped == name {
+        return false;
+    }
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(existing), std::fs::metadata(existing.with_file_name(swapped))) {
+        (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("acp-gate-paths-{}", std::process::id()));
+        let unique = dir.join(format!("{:?}", std::thread::current().id()).replace(['(', ')'], ""));
+        std::fs::create_dir_all(&unique).unwrap();
+        unique.canonicalize().unwrap()
+    }
+
+    #[test]
+    fn expands_home_forms_and_relative_paths() {
+        let (cwd, home) = (Path::new("/w"), Path::new("/h"));
+        assert_eq!(expand("~/.ssh/x", cwd, home), Path::new("/h/.ssh/x"));
+        assert_eq!(expand("$HOME/.aws", cwd, home), Path::new("/h/.aws"));
+        assert_eq!(expand("${HOME}", cwd, home), Path::new("/h"));
+        assert_eq!(expand("~user/x", cwd, home), Path::new("/w/~user/x"));
+        assert_eq!(expand("src/a.rs", cwd, home), Path::new("/w/src/a.rs"));
+    }
+
+    #[test]
+    fn normalise_folds_dots_and_slashes() {
+        let (cwd, home) = (Path::new("/nonexistent-w"), Path::new("/h"));
+        assert_eq!(normalise("a//b/./c/../d", cwd, home), Path::new("/nonexistent-w/a/b/d"));
+        assert_eq!(normalise("../../../../etc/passwd", cwd, home), Path::new("/etc/passwd"));
+    }
+
+    #[test]
+    fn dotdot_after_a_symlink_goes_where_the_kernel_goes() {
+        let dir = tmp();
+        let outside = dir.join("outside/deep");
+        std::fs::create_dir_all(&outside).unwrap();
+        let ws = dir.join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join("link")).unwrap();
+        let home = Path::new("/h");
+        assert_eq!(normalise("link/../secret", &ws, home), dir.join("outside/secret"));
+    }
+
+    #[test]
+    fn resolve_follows_dangling_and_parent_symlinks() {
+        let dir = tmp();
+        let ws = dir.join("ws2");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::os::unix::fs::symlink("/etc", ws.join("etc-link")).unwrap();
+        std::os::unix::fs::symlink(dir.join("nowhere/file"), ws.join("dangling")).unwrap();
+        let home = Path::new("/h");
+        let r = resolve("etc-link/passwd", &ws, home);
+        assert_eq!(r.canonical, Path::new("/etc/passwd"));
+        assert!(r.through_symlink);
+        let r = resolve("dangling", &ws, home);
+        assert_eq!(r.canonical, dir.join("nowhere/file"));
+        assert!(!r.exists);
+        let r = resolve("plain/new.txt", &ws, home);
+        assert_eq!(r.canonical, ws.join("plain/new.txt"));
+        assert!(!r.through_symlink);
+    }
+
+    #[test]
+    fn symlink_loops_terminate() {
+        let dir = tmp();
+        std::os::unix::fs::symlink(dir.join("b"), dir.join("a")).unwrap();
+        std::os::unix::fs::symlink(dir.join("a"), dir.join("b")).unwrap();
+        let r = resolve("a/x", &dir, Path::new("/h"));
+        assert!(!r.exists);
+    }
+}

@@ -1,0 +1,426 @@
+//! The plugin runtime: one wasmtime engine, loading components (pin, grants, compile cache),
+//! and running one sandboxed evaluation in a fresh instance under CPU, memory and time limits.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use sha2::{Digest, Sha256};
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::cache::CompileCache;
+use crate::request::{self, ToolRequest};
+
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "plugin",
+        exports: { default: async },
+    });
+}
+
+use bindings::acp_gate::plugin::{log, paths, types};
+
+/// The WIT package version this host implements.
+pub const WIT_VERSION: &str = "0.1.0";
+
+/// How often the epoch ticks; a handler's CPU deadline is counted in these.
+const EPOCH_TICK: Duration = Duration::from_millis(5);
+/// Log lines kept per evaluation, and characters per line and per reason.
+const MAX_LOG_LINES: usize = 32;
+const MAX_TEXT: usize = 2000;
+
+/// A plugin's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    Deny(String),
+    Ask(String),
+    Abstain,
+}
+
+/// Per-evaluation limits, set per handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub timeout: Duration,
+    pub memory_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { timeout: Duration::from_millis(250), memory_bytes: 64 << 20 }
+    }
+}
+
+/// What a plugin may import. Each grant covers a set of interfaces; WASI interfaces that give
+/// access to the outside world are never granted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Grant {
+    /// `acp-gate:plugin/log`.
+    Log,
+    /// `acp-gate:plugin/paths`: host-resolved facts about paths.
+    Paths,
+    /// `wasi:cli/*` and `wasi:io/*`, served empty: no environment, no arguments, no stdin,
+    /// output discarded. Language runtimes import these even when they never use them.
+    WasiCli,
+    /// `wasi:clocks/*`: the real clocks.
+    WasiClocks,
+    /// `wasi:random/*`.
+    WasiRandom,
+    /// `wasi:filesystem/*`, served with no preopened directory: no file can be opened.
+    WasiFilesystem,
+}
+
+impl Grant {
+    pub const ALL: [Grant; 6] =
+        [Grant::Log, Grant::Paths, Grant::WasiCli, Grant::WasiClocks, Grant::WasiRandom, Grant::WasiFilesystem];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Grant::Log => "log",
+            Grant::Paths => "paths",
+            Grant::WasiCli => "wasi-cli",
+            Grant::WasiClocks => "wasi-clocks",
+            Grant::WasiRandom => "wasi-random",
+            Grant::WasiFilesystem => "wasi-filesystem",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Grant> {
+        Grant::ALL.into_iter().find(|g| g.name() == name)
+    }
+
+    /// The grant an import needs, or `None` when acp-gate never grants it.
+    fn for_import(import: &str) -> Option<Grant> {
+        let interface = import.split('@').next().unwrap_or(import);
+        match interface {
+            "acp-gate:plugin/log" => Some(Grant::Log),
+            "acp-gate:plugin/paths" => Some(Grant::Paths),
+            "acp-gate:plugin/types" => Some(Grant::Log), // types only: needs no authority
+            _ if interface.starts_with("wasi:cli/") || interface.starts_with("wasi:io/") => Some(Grant::WasiCli),
+            _ if interface.starts_with("wasi:clocks/") => Some(Grant::WasiClocks),
+            _ if interface.starts_with("wasi:random/") => Some(Grant::WasiRandom),
+            _ if interface.starts_with("wasi:filesystem/") => Some(Grant::WasiFilesystem),
+            _ => None,
+        }
+    }
+}
+
+/// The grants every plugin has unless its entry says otherwise.
+pub fn default_grants() -> BTreeSet<Grant> {
+    [Grant::Log, Grant::WasiCli].into()
+}
+
+/// The one engine of the process, its linker, and the compile cache.
+pub struct Runtime {
+    engine: Engine,
+    linker: Linker<SandboxState>,
+    cache: Option<CompileCache>,
+}
+
+/// A plugin compiled, checked and pre-linked: ready to instantiate per request.
+pub struct LoadedPlugin {
+    pub label: String,
+    pub digest: String,
+    pub imports: Vec<String>,
+    pre: bindings::PluginPre<SandboxState>,
+}
+
+/// The result of one evaluation: the verdict, or why there is none.
+pub struct Evaluation {
+    pub outcome: Result<Verdict, String>,
+    pub logs: Vec<String>,
+    pub elapsed: Duration,
+}
+
+impl Runtime {
+    /// Builds the engine (async, epoch interruption) and starts its epoch ticker.
+    pub fn new(cache_dir: Option<PathBuf>) -> Result<Arc<Runtime>> {
+        let mut config = Config::new();
+        config.epoch_interruption(true);
+        config.wasm_component_model(true);
+        let engine = Engine::new(&config)?;
+        let weak = engine.weak();
+        std::thread::Builder::new().name("acp-gate-epoch".into()).spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(EPOCH_TICK);
+            }
+        })?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        bindings::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
+        let cache = cache_dir.map(|dir| CompileCache::new(dir, &engine));
+        Ok(Arc::new(Runtime { engine, linker, cache }))
+    }
+
+    /// Loads a plugin: checks the pin, compiles (or takes the cached artifact), refuses imports
+    /// beyond `grants`, checks the export against this host's WIT, and pre-links it.
+    pub fn load(
+        &self,
+        label: &str,
+        bytes: &[u8],
+        pin: Option<&str>,
+        grants: &BTreeSet<Grant>,
+    ) -> Result<LoadedPlugin> {
+        let digest = hex(&Sha256::digest(bytes));
+        if let Some(pin) = pin
+            && !pin.eq_ignore_ascii_case(&digest)
+        {
+            bail!("{label}: sha256 mismatch: handlers.toml pins {pin}, the file has {digest}");
+        }
+        check_is_component(label, bytes)?;
+        let component = match &self.cache {
+            Some(cache) => cache.get_or_compile(&digest, bytes),
+            None => Component::new(&self.engine, bytes),
+        }
+        .map_err(|e| anyhow::anyhow!("{label}: not a valid WebAssembly component: {e:#}"))?;
+
+        let ty = component.component_type();
+        let imports: Vec<String> = ty.imports(&self.engine).map(|(name, _)| name.to_owned()).collect();
+        for import in &imports {
+            match Grant::for_import(import) {
+                Some(grant) if grants.contains(&grant) => {}
+                Some(grant) => bail!(
+                    "{label}: imports `{import}`, which needs the `{}` grant; add it to the handler's \
+                     `imports` in handlers.toml if you trust the plugin with it",
+                    grant.name()
+                ),
+                None => bail!("{label}: imports `{import}`, which acp-gate never grants to plugins"),
+            }
+        }
+        let exports: Vec<String> = ty.exports(&self.engine).map(|(name, _)| name.to_owned()).collect();
+        let expected = format!("acp-gate:plugin/handler@{WIT_VERSION}");
+        if let Some(other) = exports.iter().find(|e| e.starts_with("acp-gate:plugin/handler@") && **e != expected) {
+            bail!("{label}: built for `{other}`, but this acp-gate implements `{expected}`");
+        }
+        let instance_pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| anyhow::anyhow!("{label}: cannot be linked: {e:#}"))?;
+        let pre = bindings::PluginPre::new(instance_pre).map_err(|e| {
+            anyhow::anyhow!("{label}: does not implement the `plugin` world of {expected} (exports: {exports:?}): {e}")
+        })?;
+        Ok(LoadedPlugin { label: label.to_owned(), digest, imports, pre })
+    }
+
+    /// Runs one evaluation in a fresh instance. Never panics and never returns `Allow` for a
+    /// failure: every trap, timeout, memory cap or plugin error comes back as `Err(why)`.
+    pub async fn evaluate(&self, plugin: &LoadedPlugin, request: &ToolRequest, config: &str, limits: Limits) -> Evaluation {
+        let started = Instant::now();
+        let mut store = Store::new(&self.engine, SandboxState::new(request, limits));
+        store.limiter(|state| &mut state.limits);
+        store.set_epoch_deadline(ticks(limits.timeout));
+        store.epoch_deadline_trap();
+        let wit_request = to_wit(request);
+        let call = async {
+            let instance = plugin.pre.instantiate_async(&mut store).await?;
+            instance.acp_gate_plugin_handler().call_evaluate(&mut store, &wit_request, config).await
+        };
+        // The epoch deadline stops guest code; the wall clock also stops a guest blocked in the host.
+        let outcome = match tokio::time::timeout(limits.timeout + EPOCH_TICK * 4, call).await {
+            Err(_) => Err(format!("timed out after {} ms", limits.timeout.as_millis())),
+            Ok(Err(trap)) => Err(describe_trap(&trap, limits)),
+            Ok(Ok(Err(message))) => Err(format!("plugin error: {}", clean(&message))),
+            Ok(Ok(Ok(verdict))) => Ok(from_wit(verdict)),
+        };
+        let logs = std::mem::take(&mut store.data_mut().logs);
+        Evaluation { outcome, logs, elapsed: started.elapsed() }
+    }
+}
+
+fn ticks(timeout: Duration) -> u64 {
+    (timeout.as_micros() / EPOCH_TICK.as_micros()).max(1) as u64 + 1
+}
+
+fn describe_trap(error: &wasmtime::Error, limits: Limits) -> String {
+    let text = format!("{error:#}");
+    if let Some(wasmtime::Trap::Interrupt) = error.downcast_ref::<wasmtime::Trap>() {
+        return format!("exceeded its CPU deadline of {} ms", limits.timeout.as_millis());
+    }
+    if text.contains("memory") && (text.contains("limit") || text.contains("grow") || text.contains("minimum")) {
+        return format!("exceeded its memory limit of {} MiB ({})", limits.memory_bytes >> 20, clean(&text));
+    }
+    format!("trapped: {}", clean(&text))
+}
+
+fn check_is_component(label: &str, bytes: &[u8]) -> Result<()> {
+    match bytes.get(..8) {
+        Some([0, b'a', b's', b'm', _, _, 1, 0]) => Ok(()),
+        Some([0, b'a', b's', b'm', 1, 0, 0, 0]) => bail!(
+            "{label}: is a core WebAssembly module, not a component (build it for wasm32-wasip2, \
+             or wrap it with `wasm-tools component new`)"
+        ),
+        _ => bail!("{label}: is not a WebAssembly component (no `\\0asm` component header)"),
+    }
+}
+
+/// Keeps plugin text printable and bounded: it reaches terminals and logs.
+pub(crate) fn clean(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
+        .filter(|c| !matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'))
+        .take(MAX_TEXT)
+        .collect();
+    if text.chars().count() > MAX_TEXT {
+        out.push('…');
+    }
+    out
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What one sandboxed instance owns: an empty WASI context, its limits and its log.
+struct SandboxState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+    logs: Vec<String>,
+    cwd: PathBuf,
+    home: PathBuf,
+}
+
+impl SandboxState {
+    fn new(request: &ToolRequest, limits: Limits) -> SandboxState {
+        SandboxState {
+            // No env, no args, no preopens, no stdin; stdout and stderr discarded.
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new()
+                .memory_size(limits.memory_bytes)
+                .instances(64)
+                .tables(64)
+                .memories(64)
+                .table_elements(1 << 20)
+                .trap_on_grow_failure(true)
+                .build(),
+            logs: Vec::new(),
+            cwd: request.cwd.clone(),
+            home: request.home.clone(),
+        }
+    }
+}
+
+impl WasiView for SandboxState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl types::Host for SandboxState {}
+
+impl log::Host for SandboxState {
+    fn write(&mut self, level: log::Level, message: String) {
+        if self.logs.len() < MAX_LOG_LINES {
+            let level = match level {
+                log::Level::Debug => "debug",
+                log::Level::Info => "info",
+                log::Level::Warn => "warn",
+                log::Level::Error => "error",
+            };
+            self.logs.push(format!("{level}: {}", clean(&message)));
+        }
+    }
+}
+
+impl paths::Host for SandboxState {
+    fn resolve(&mut self, path: String) -> paths::Resolution {
+        let r = crate::paths::resolve(&path, &self.cwd, &self.home);
+        paths::Resolution {
+            canonical: r.canonical.display().to_string(),
+            exists: r.exists,
+            through_symlink: r.through_symlink,
+            case_insensitive: r.case_insensitive,
+        }
+    }
+}
+
+fn to_wit(r: &ToolRequest) -> types::Request {
+    let path_string = |p: &Path| p.display().to_string();
+    types::Request {
+        session_id: r.session_id.clone(),
+        tool_call_id: r.tool_call_id.clone(),
+        title: r.title.clone(),
+        kind: kind_to_wit(r.kind),
+        declared_kind: r.declared_kind.map(kind_to_wit),
+        tool_name: r.tool_name.clone(),
+        source: match r.source {
+            request::RequestSource::PermissionRequest => types::RequestSource::PermissionRequest,
+            request::RequestSource::FsRead => types::RequestSource::FsRead,
+            request::RequestSource::FsWrite => types::RequestSource::FsWrite,
+            request::RequestSource::TerminalCreate => types::RequestSource::TerminalCreate,
+        },
+        command: r.command.as_ref().map(|c| types::CommandLine { argv: c.argv.clone(), shell: c.shell.clone() }),
+        paths: r
+            .paths
+            .iter()
+            .map(|p| types::PathRef {
+                raw: p.raw.clone(),
+                absolute: path_string(&p.absolute),
+                access: match p.access {
+                    request::Access::Read => types::Access::Read,
+                    request::Access::Write => types::Access::Write,
+                    request::Access::Delete => types::Access::Delete,
+                },
+                origin: p.origin.clone(),
+            })
+            .collect(),
+        diffs: r
+            .diffs
+            .iter()
+            .map(|d| types::Diff { path: path_string(&d.path), old_text: d.old_text.clone(), new_text: d.new_text.clone() })
+            .collect(),
+        cwd: path_string(&r.cwd),
+        workspace_roots: r.workspace_roots.iter().map(|p| path_string(p)).collect(),
+        home_dir: path_string(&r.home),
+        options: r
+            .options
+            .iter()
+            .map(|o| types::PermissionOption {
+                id: o.id.clone(),
+                name: o.name.clone(),
+                kind: match o.kind {
+                    request::OptionKind::AllowOnce => types::OptionKind::AllowOnce,
+                    request::OptionKind::AllowAlways => types::OptionKind::AllowAlways,
+                    request::OptionKind::RejectOnce => types::OptionKind::RejectOnce,
+                    request::OptionKind::RejectAlways => types::OptionKind::RejectAlways,
+                },
+            })
+            .collect(),
+        received_at_ms: r.received_at_ms,
+        raw_json: r.raw.to_string(),
+    }
+}
+
+fn kind_to_wit(kind: request::ToolKind) -> types::ToolKind {
+    use request::ToolKind as K;
+    match kind {
+        K::Read => types::ToolKind::Read,
+        K::Edit => types::ToolKind::Edit,
+        K::Delete => types::ToolKind::Delete,
+        K::Move => types::ToolKind::Move,
+        K::Search => types::ToolKind::Search,
+        K::Execute => types::ToolKind::Execute,
+        K::Think => types::ToolKind::Think,
+        K::Fetch => types::ToolKind::Fetch,
+        K::SwitchMode => types::ToolKind::SwitchMode,
+        K::Other => types::ToolKind::Other,
+    }
+}
+
+fn from_wit(verdict: types::Verdict) -> Verdict {
+    match verdict {
+        types::Verdict::Allow => Verdict::Allow,
+        types::Verdict::Deny(reason) => Verdict::Deny(clean(&reason)),
+        types::Verdict::Ask(reason) => Verdict::Ask(clean(&reason)),
+        types::Verdict::Abstain => Verdict::Abstain,
+    }
+}

@@ -1,0 +1,107 @@
+//! Write acp-gate permission plugins in Rust: implement [`Plugin`] over the normalised
+//! [`Request`], export it with [`export_plugin!`], build with
+//! `cargo build --target wasm32-wasip2 --release`.
+//!
+//! ```ignore
+//! use acp_gate_plugin::{Plugin, Request, ToolKind, Verdict};
+//!
+//! #[derive(serde::Deserialize, Default)]
+//! #[serde(default, deny_unknown_fields)]
+//! struct Config { forbidden_words: Vec<String> }
+//!
+//! struct NoForbiddenWords;
+//!
+//! impl Plugin for NoForbiddenWords {
+//!     type Config = Config;
+//!     fn evaluate(request: &Request, config: &Config) -> Result<Verdict, String> {
+//!         let Some(shell) = request.command.as_ref().and_then(|c| c.shell.as_deref()) else {
+//!             return Ok(Verdict::Abstain);
+//!         };
+//!         Ok(match config.forbidden_words.iter().find(|w| shell.contains(w.as_str())) {
+//!             Some(word) => Verdict::Deny(format!("the command mentions `{word}`")),
+//!             None => Verdict::Abstain,
+//!         })
+//!     }
+//! }
+//!
+//! acp_gate_plugin::export_plugin!(NoForbiddenWords);
+//! ```
+//!
+//! The config arrives as the handler's `[handler.config]` table, deserialised into the plugin's
+//! own type; a table that does not deserialise is an error, which the host turns into the
+//! handler's `on_error` verdict (never `allow`). So is a panic.
+
+/// The bindings generated from `wit/plugin.wit`. Plugins rarely need them directly.
+pub mod bindings {
+    wit_bindgen::generate!({
+        path: "../../wit",
+        world: "plugin",
+        pub_export_macro: true,
+        export_macro_name: "__export_plugin_world",
+        default_bindings_module: "acp_gate_plugin::bindings",
+    });
+}
+
+pub use bindings::acp_gate::plugin::paths::Resolution;
+pub use bindings::acp_gate::plugin::types::{
+    Access, CommandLine, Diff, OptionKind, PathRef, PermissionOption, Request, RequestSource,
+    ToolKind, Verdict,
+};
+
+/// A permission plugin: one pure function from a request and its config to a verdict.
+pub trait Plugin {
+    /// The plugin's `[handler.config]` table. `{}` is passed when the table is absent, so
+    /// most configs derive `Default` and use `#[serde(default)]`.
+    type Config: serde::de::DeserializeOwned;
+
+    /// Judge one request. Return `Err` when the request cannot be judged; the host applies
+    /// the handler's `on_error` verdict.
+    fn evaluate(request: &Request, config: &Self::Config) -> Result<Verdict, String>;
+}
+
+/// Parses `config` and calls `P::evaluate`; what [`export_plugin!`] wires to the export.
+pub fn evaluate_with<P: Plugin>(request: &Request, config: &str) -> Result<Verdict, String> {
+    let config: P::Config =
+        serde_json::from_str(config).map_err(|e| format!("invalid [handler.config]: {e}"))?;
+    P::evaluate(request, &config)
+}
+
+/// Exports a [`Plugin`] implementation as the component's `handler` interface.
+#[macro_export]
+macro_rules! export_plugin {
+    ($plugin:ty) => {
+        #[doc(hidden)]
+        pub struct __AcpGateExport;
+
+        impl $crate::bindings::exports::acp_gate::plugin::handler::Guest for __AcpGateExport {
+            fn evaluate(
+                request: $crate::Request,
+                config: ::std::string::String,
+            ) -> ::std::result::Result<$crate::Verdict, ::std::string::String> {
+                $crate::evaluate_with::<$plugin>(&request, &config)
+            }
+        }
+
+        $crate::bindings::__export_plugin_world!(__AcpGateExport with_types_in $crate::bindings);
+    };
+}
+
+/// Messages into the host's log (requires the `log` grant, which every plugin has by default).
+pub mod log {
+    use crate::bindings::acp_gate::plugin::log::{Level, write};
+
+    pub fn debug(message: &str) {
+        write(Level::Debug, message);
+    }
+    pub fn info(message: &str) {
+        write(Level::Info, message);
+    }
+    pub fn warn(message: &str) {
+        write(Level::Warn, message);
+    }
+}
+
+/// Resolves a path on the host, symlinks included (requires the `paths` grant).
+pub fn resolve_path(path: &str) -> Resolution {
+    bindings::acp_gate::plugin::paths::resolve(path)
+}

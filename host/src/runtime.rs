@@ -183,16 +183,19 @@ impl Runtime {
 
         let ty = component.component_type();
         let imports: Vec<String> = ty.imports(&self.engine).map(|(name, _)| name.to_owned()).collect();
-        for import in &imports {
-            match Grant::for_import(import) {
-                Some(grant) if grants.contains(&grant) => {}
-                Some(grant) => bail!(
-                    "{label}: imports `{import}`, which needs the `{}` grant; add it to the handler's \
-                     `imports` in handlers.toml if you trust the plugin with it",
-                    grant.name()
-                ),
-                None => bail!("{label}: imports `{import}`, which acp-gate never grants to plugins"),
-            }
+        let refused: Vec<String> = imports
+            .iter()
+            .filter_map(|import| match Grant::for_import(import) {
+                Some(grant) if grants.contains(&grant) => None,
+                Some(grant) => Some(format!("`{import}` (needs the `{}` grant)", grant.name())),
+                None => Some(format!("`{import}` (never granted to plugins)")),
+            })
+            .collect();
+        if !refused.is_empty() {
+            bail!(
+                "{label}: imports what its handler does not grant: {}; grants go in the handler's `imports` in handlers.toml",
+                refused.join(", ")
+            );
         }
         let exports: Vec<String> = ty.exports(&self.engine).map(|(name, _)| name.to_owned()).collect();
         let expected = format!("acp-gate:plugin/handler@{WIT_VERSION}");

@@ -1,0 +1,138 @@
+//! What every end-to-end test needs: the real binary, a sandboxed home and workspace, and the
+//! misbehaving test plugins built from `tests/plugins/`.
+
+#![allow(dead_code)] // each test module uses its own part
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_acp-gate");
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A scratch home and workspace; acp-gate run inside sees only them (and the shared compile
+/// cache, so that tests do not each compile the built-in plugins).
+pub struct Sandbox {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub workspace: PathBuf,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (home, workspace) = (root.join("home"), root.join("workspace"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&workspace).unwrap();
+        Sandbox { _dir: dir, root, home, workspace }
+    }
+
+    /// `acp-gate ARGS` with HOME, the XDG dirs and the audit log inside the sandbox.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(BIN);
+        command
+            .args(args)
+            .current_dir(&self.workspace)
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("XDG_STATE_HOME", self.home.join(".local/state"))
+            .env("ACP_GATE_CACHE_DIR", repo().join("target/test-compile-cache"))
+            .env("NO_COLOR", "1")
+            .env_remove("ACP_GATE_ORG_HANDLERS")
+            .env_remove("ACP_GATE_USER_HANDLERS")
+            .env_remove("ACP_GATE_AUDIT_LOG");
+        command
+    }
+
+    /// Runs `acp-gate ARGS` with `stdin` as standard input.
+    pub fn run(&self, args: &[&str], stdin: &str) -> Output {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    /// Writes `text` to `relative` under the sandbox root; returns the path.
+    pub fn write(&self, relative: &str, text: &str) -> PathBuf {
+        let path = self.root.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// `acp-gate check --format json --handlers FILE -` over `requests` (one JSON per line):
+    /// the parsed output lines, and the process output.
+    pub fn check(&self, handlers: Option<&Path>, requests: &[Value]) -> (Vec<Value>, Output) {
+        let mut args = vec!["check", "--format", "json"];
+        let handlers = handlers.map(|h| h.display().to_string());
+        if let Some(handlers) = &handlers {
+            args.extend(["--handlers", handlers]);
+        }
+        args.push("-");
+        let stdin: String = requests.iter().map(|r| format!("{r}\n")).collect();
+        let output = self.run(&args, &stdin);
+        let lines = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .collect();
+        (lines, output)
+    }
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A `session/request_permission` params object shaped like Claude Code's adapter.
+pub fn claude_bash(title: &str, command: &str) -> Value {
+    serde_json::json!({
+        "sessionId": "s",
+        "toolCall": { "toolCallId": "t", "title": title, "rawInput": { "command": command } },
+        "options": [
+            { "optionId": "allow", "name": "Allow", "kind": "allow_once" },
+            { "optionId": "always", "name": "Always Allow", "kind": "allow_always" },
+            { "optionId": "reject", "name": "Reject", "kind": "reject_once" }
+        ]
+    })
+}
+
+/// The path of a test plugin from `tests/plugins/`, built for wasm32-wasip2 on first use.
+pub fn test_plugin(name: &str) -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let target = BUILT.get_or_init(|| {
+        let target = repo().join("target/test-plugins");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = Command::new(cargo)
+            .current_dir(repo().join("tests/plugins"))
+            .args(["build", "--quiet", "--release", "--target", "wasm32-wasip2", "--target-dir"])
+            .arg(&target)
+            .status()
+            .expect("cargo must be on PATH to build the test plugins");
+        assert!(status.success(), "building tests/plugins for wasm32-wasip2 failed");
+        target
+    });
+    target.join("wasm32-wasip2/release").join(format!("{}.wasm", name.replace('-', "_")))
+}
+
+/// The verdicts of each handler in one `check --format json` line, by handler name.
+pub fn verdict_of<'a>(line: &'a Value, handler: &str) -> &'a Value {
+    line["handlers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["name"] == handler)
+        .unwrap_or_else(|| panic!("no handler {handler} in {line}"))
+}

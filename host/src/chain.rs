@@ -104,7 +104,8 @@ pub struct Combiner {
 impl Combiner {
     /// Whether a handler with this tier and control flag is still to run.
     pub fn should_run(&self, tier: Tier, control: Control) -> bool {
-        !self.done && !(self.skipping == Some(tier) && matches!(control, Control::Sufficient | Control::Optional))
+        let skipped = self.skipping == Some(tier) && matches!(control, Control::Sufficient | Control::Optional);
+        !(self.done || skipped)
     }
 
     /// True once a requisite deny ended the chain.
@@ -291,5 +292,141 @@ fn load_plugin(runtime: &Runtime, spec: &HandlerSpec) -> Result<LoadedPlugin> {
             let bytes = std::fs::read(path).with_context(|| format!("{label}: cannot read {}", path.display()))?;
             runtime.load(&label, &bytes, spec.sha256.as_deref(), &spec.grants)
         }
+    }
+}
+
+#[cfg(test)]
+mod laws {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    type Step = (Tier, Control, Option<Outcome>);
+
+    /// What `Chain::decide` does with the combiner, for handlers that always apply.
+    fn combine(steps: &[Step], default: DefaultDecision) -> (Outcome, bool) {
+        let mut combiner = Combiner::default();
+        for &(tier, control, verdict) in steps {
+            if combiner.should_run(tier, control) {
+                combiner.record(tier, control, verdict);
+            }
+        }
+        combiner.finish(default)
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        let tier = prop_oneof![Just(Tier::Org), Just(Tier::Project), Just(Tier::User), Just(Tier::Builtin)];
+        let control = prop_oneof![
+            Just(Control::Required),
+            Just(Control::Requisite),
+            Just(Control::Sufficient),
+            Just(Control::Optional)
+        ];
+        let verdict = prop_oneof![Just(None), Just(Some(Outcome::Allow)), Just(Some(Outcome::Ask)), Just(Some(Outcome::Deny))];
+        (tier, control, verdict)
+    }
+
+    /// Handlers as config::load orders them: by tier, file order within a tier.
+    fn chain() -> impl Strategy<Value = Vec<Step>> {
+        prop::collection::vec(step(), 0..10).prop_map(|mut steps| {
+            steps.sort_by_key(|s| s.0);
+            steps
+        })
+    }
+
+    fn default() -> impl Strategy<Value = DefaultDecision> {
+        prop_oneof![Just(DefaultDecision::Allow), Just(DefaultDecision::Ask), Just(DefaultDecision::Deny)]
+    }
+
+    proptest! {
+        #[test]
+        fn appending_a_handler_never_turns_a_handler_deny_into_anything_else(steps in chain(), extra in step(), d in default()) {
+            let (before, by_default) = combine(&steps, d);
+            prop_assume!(before == Outcome::Deny && !by_default);
+            let mut more = steps.clone();
+            more.push((Tier::Builtin, extra.1, extra.2));
+            prop_assert_eq!(combine(&more, d).0, Outcome::Deny);
+        }
+
+        #[test]
+        fn a_lower_tier_can_only_tighten(steps in chain(), d in default()) {
+            for cut in [Tier::Org, Tier::Project, Tier::User] {
+                let higher: Vec<Step> = steps.iter().copied().filter(|s| s.0 <= cut).collect();
+                let (alone, by_default) = combine(&higher, d);
+                if !by_default {
+                    prop_assert!(combine(&steps, d).0 >= alone, "{cut:?}: {higher:?} vs {steps:?}");
+                }
+            }
+        }
+
+        #[test]
+        fn handlers_that_all_fail_closed_never_allow(controls in prop::collection::vec(step(), 1..8), d in default()) {
+            // on_error is deny, ask or (optional only) abstain: never allow.
+            let failed: Vec<Step> = controls
+                .iter()
+                .map(|&(tier, control, _)| {
+                    let verdict = match control {
+                        Control::Optional => None,
+                        _ => Some(Outcome::Ask),
+                    };
+                    (tier, control, verdict)
+                })
+                .collect();
+            let (outcome, by_default) = combine(&failed, d);
+            prop_assert!(outcome != Outcome::Allow || (by_default && d == DefaultDecision::Allow));
+        }
+
+        #[test]
+        fn no_sufficient_allow_ever_skips_a_required_or_requisite_handler(steps in chain(), tier_index in 0usize..4) {
+            let tier = [Tier::Org, Tier::Project, Tier::User, Tier::Builtin][tier_index];
+            let mut combiner = Combiner::default();
+            combiner.record(tier, Control::Sufficient, Some(Outcome::Allow));
+            prop_assert!(combiner.should_run(tier, Control::Required));
+            prop_assert!(combiner.should_run(tier, Control::Requisite));
+            prop_assert!(!combiner.should_run(tier, Control::Optional));
+            for (t, control, verdict) in steps {
+                if matches!(control, Control::Required | Control::Requisite) && !combiner.is_done() {
+                    prop_assert!(combiner.should_run(t, control));
+                }
+                combiner.record(t, control, verdict);
+            }
+        }
+
+        #[test]
+        fn deny_beats_ask_beats_allow_beats_abstain(steps in chain(), d in default()) {
+            let (outcome, by_default) = combine(&steps, d);
+            let strongest = steps.iter().filter_map(|s| s.2).max();
+            if let Some(Outcome::Deny) = strongest {
+                // A deny anywhere is the answer unless a sufficient allow skipped that handler.
+                let skipped_only = steps.iter().filter(|s| s.2 == Some(Outcome::Deny)).all(|s| matches!(s.1, Control::Sufficient | Control::Optional));
+                prop_assert!(outcome == Outcome::Deny || skipped_only);
+            }
+            if steps.iter().all(|s| s.2.is_none()) {
+                prop_assert!(by_default);
+                prop_assert_eq!(outcome.as_str(), format!("{d:?}").to_lowercase());
+            }
+            if by_default {
+                // Only skipped handlers may have had an opinion.
+                prop_assert!(steps.iter().all(|s| s.2.is_none() || matches!(s.1, Control::Sufficient | Control::Optional)));
+            }
+        }
+    }
+
+    #[test]
+    fn requisite_deny_stops_the_chain() {
+        let mut combiner = Combiner::default();
+        combiner.record(Tier::Org, Control::Requisite, Some(Outcome::Deny));
+        assert!(combiner.is_done());
+        assert!(!combiner.should_run(Tier::User, Control::Required));
+        assert_eq!(combiner.finish(DefaultDecision::Allow), (Outcome::Deny, false));
+    }
+
+    #[test]
+    fn a_sufficient_allow_after_an_ask_in_its_tier_skips_nothing() {
+        let mut combiner = Combiner::default();
+        combiner.record(Tier::User, Control::Optional, Some(Outcome::Ask));
+        combiner.record(Tier::User, Control::Sufficient, Some(Outcome::Allow));
+        assert!(combiner.should_run(Tier::User, Control::Optional));
+        assert_eq!(combiner.finish(DefaultDecision::Allow).0, Outcome::Ask);
     }
 }

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs every test: the plugins' own unit tests (natively), then the host's unit and
+# end-to-end tests (which build the built-in plugins for wasm32-wasip2 and drive the real
+# binary). Installs what the tests need first; safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# rust-toolchain.toml makes rustup fetch the pinned toolchain and the wasm32-wasip2 target on
+# first use; this only makes that step visible (and works with older rustups).
+rustup target add wasm32-wasip2 >/dev/null
+
+if [ -f tests/agents/package.json ]; then
+  (cd tests/agents && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+cargo test --manifest-path plugins/Cargo.toml --workspace
+cargo test --workspace

@@ -216,24 +216,57 @@ impl Runtime {
     /// failure: every trap, timeout, memory cap or plugin error comes back as `Err(why)`.
     pub async fn evaluate(&self, plugin: &LoadedPlugin, request: &ToolRequest, config: &str, limits: Limits) -> Evaluation {
         let started = Instant::now();
+        let deadline = limits.timeout + EPOCH_TICK * 4;
+        let run = async {
+            let mut instance = self.instantiate(plugin, request, limits).await?;
+            let outcome = instance.evaluate(request, config).await;
+            Ok::<_, String>((outcome, instance.take_logs()))
+        };
+        // The epoch deadline stops guest code; the wall clock also stops a guest blocked in the host.
+        let (outcome, logs) = match tokio::time::timeout(deadline, run).await {
+            Err(_) => (Err(format!("timed out after {} ms", limits.timeout.as_millis())), Vec::new()),
+            Ok(Err(error)) => (Err(error), Vec::new()),
+            Ok(Ok((outcome, logs))) => (outcome, logs),
+        };
+        Evaluation { outcome, logs, elapsed: started.elapsed() }
+    }
+
+    /// A fresh instance of `plugin` in its own store, with `limits`. `request` gives the
+    /// directories that `paths.resolve` works from.
+    pub async fn instantiate(&self, plugin: &LoadedPlugin, request: &ToolRequest, limits: Limits) -> Result<Instance, String> {
         let mut store = Store::new(&self.engine, SandboxState::new(request, limits));
         store.limiter(|state| &mut state.limits);
         store.set_epoch_deadline(ticks(limits.timeout));
         store.epoch_deadline_trap();
+        match plugin.pre.instantiate_async(&mut store).await {
+            Ok(bindings) => Ok(Instance { store, bindings, limits }),
+            Err(trap) => Err(describe_trap(&trap, limits)),
+        }
+    }
+}
+
+/// A live plugin instance. The chain uses each one for a single request (isolation); the
+/// benchmark also measures calling one repeatedly.
+pub struct Instance {
+    store: Store<SandboxState>,
+    bindings: bindings::Plugin,
+    limits: Limits,
+}
+
+impl Instance {
+    /// Calls the plugin's `evaluate` under the CPU deadline. A trap leaves the instance unusable.
+    pub async fn evaluate(&mut self, request: &ToolRequest, config: &str) -> Result<Verdict, String> {
+        self.store.set_epoch_deadline(ticks(self.limits.timeout));
         let wit_request = to_wit(request);
-        let call = async {
-            let instance = plugin.pre.instantiate_async(&mut store).await?;
-            instance.acp_gate_plugin_handler().call_evaluate(&mut store, &wit_request, config).await
-        };
-        // The epoch deadline stops guest code; the wall clock also stops a guest blocked in the host.
-        let outcome = match tokio::time::timeout(limits.timeout + EPOCH_TICK * 4, call).await {
-            Err(_) => Err(format!("timed out after {} ms", limits.timeout.as_millis())),
-            Ok(Err(trap)) => Err(describe_trap(&trap, limits)),
-            Ok(Ok(Err(message))) => Err(format!("plugin error: {}", clean(&message))),
-            Ok(Ok(Ok(verdict))) => Ok(from_wit(verdict)),
-        };
-        let logs = std::mem::take(&mut store.data_mut().logs);
-        Evaluation { outcome, logs, elapsed: started.elapsed() }
+        match self.bindings.acp_gate_plugin_handler().call_evaluate(&mut self.store, &wit_request, config).await {
+            Err(trap) => Err(describe_trap(&trap, self.limits)),
+            Ok(Err(message)) => Err(format!("plugin error: {}", clean(&message))),
+            Ok(Ok(verdict)) => Ok(from_wit(verdict)),
+        }
+    }
+
+    pub fn take_logs(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.store.data_mut().logs)
     }
 }
 

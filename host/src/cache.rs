@@ -40,8 +40,9 @@ impl CompileCache {
 
     /// The compiled component for `bytes` (whose sha256 is `digest`): from the cache when a
     /// compatible artifact is there, else compiled now and stored. A cache that cannot be read
-    /// or written only costs time; it never fails the load.
-    pub fn get_or_compile(&self, digest: &str, bytes: &[u8]) -> wasmtime::Result<Component> {
+    /// or written only costs time; it never fails the load. `compiling` is called before a
+    /// compilation starts, so the caller can show progress.
+    pub fn get_or_compile(&self, digest: &str, bytes: &[u8], compiling: impl FnOnce()) -> wasmtime::Result<Component> {
         let path = self.dir.join(format!("{digest}-{}.cwasm", self.engine_key));
         if path.exists() {
             // SAFETY: the file was written by `Component::serialize` of this engine
@@ -51,6 +52,7 @@ impl CompileCache {
                 return Ok(component);
             }
         }
+        compiling();
         let component = Component::new(&self.engine, bytes)?;
         if let Ok(serialized) = component.serialize() {
             let _ = self.store(&path, &serialized);

@@ -2,6 +2,7 @@
 //! and running one sandboxed evaluation in a fresh instance under CPU, memory and time limits.
 
 use std::collections::BTreeSet;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -175,9 +176,18 @@ impl Runtime {
             bail!("{label}: sha256 mismatch: handlers.toml pins {pin}, the file has {digest}");
         }
         check_is_component(label, bytes)?;
+        // A first compile takes from ~0.1 s (Rust) to seconds (Python, JavaScript): say so.
+        let progress = || {
+            if std::io::stderr().is_terminal() {
+                eprintln!("acp-gate: compiling {label} ({} KiB; first use, cached afterwards)…", bytes.len() >> 10);
+            }
+        };
         let component = match &self.cache {
-            Some(cache) => cache.get_or_compile(&digest, bytes),
-            None => Component::new(&self.engine, bytes),
+            Some(cache) => cache.get_or_compile(&digest, bytes, progress),
+            None => {
+                progress();
+                Component::new(&self.engine, bytes)
+            }
         }
         .map_err(|e| anyhow::anyhow!("{label}: not a valid WebAssembly component: {e:#}"))?;
 

@@ -2,5 +2,8 @@
 
 mod common;
 
+mod agent_shapes;
 mod config;
+mod corpus;
+mod plugin_cmd;
 mod sandbox;

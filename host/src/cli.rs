@@ -28,6 +28,9 @@ struct Cli {
 enum Command {
     /// Decide recorded `session/request_permission` requests offline and show each handler's verdict.
     Check(CheckArgs),
+    /// Inspect, validate and hash a plugin component.
+    #[command(subcommand)]
+    Plugin(crate::plugin::PluginCommand),
 }
 
 /// Where the policy comes from; shared by every command that decides.
@@ -101,6 +104,7 @@ pub fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Check(args) => crate::check::run(args).await,
+            Command::Plugin(command) => crate::plugin::run(command),
         }
     });
     match result {

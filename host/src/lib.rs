@@ -25,6 +25,7 @@ pub mod check;
 pub mod cli;
 pub mod config;
 pub mod paths;
+pub mod plugin;
 pub mod request;
 pub mod runtime;
 pub mod style;

@@ -59,7 +59,8 @@ impl Default for Limits {
 
 /// What a plugin may import. Each grant covers a set of interfaces; WASI interfaces that give
 /// access to the outside world are never granted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Grant {
     /// `acp-gate:plugin/log`.
     Log,
@@ -95,18 +96,31 @@ impl Grant {
         Grant::ALL.into_iter().find(|g| g.name() == name)
     }
 
-    /// The grant an import needs, or `None` when acp-gate never grants it.
-    fn for_import(import: &str) -> Option<Grant> {
+}
+
+/// What importing an interface takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Need {
+    /// Nothing: the contract's own types carry no authority.
+    Nothing,
+    Grant(Grant),
+    /// acp-gate never grants it (sockets, HTTP, unknown interfaces).
+    Refused,
+}
+
+impl Need {
+    fn of(import: &str) -> Need {
         let interface = import.split('@').next().unwrap_or(import);
         match interface {
-            "acp-gate:plugin/log" => Some(Grant::Log),
-            "acp-gate:plugin/paths" => Some(Grant::Paths),
-            "acp-gate:plugin/types" => Some(Grant::Log), // types only: needs no authority
-            _ if interface.starts_with("wasi:cli/") || interface.starts_with("wasi:io/") => Some(Grant::WasiCli),
-            _ if interface.starts_with("wasi:clocks/") => Some(Grant::WasiClocks),
-            _ if interface.starts_with("wasi:random/") => Some(Grant::WasiRandom),
-            _ if interface.starts_with("wasi:filesystem/") => Some(Grant::WasiFilesystem),
-            _ => None,
+            "acp-gate:plugin/types" => Need::Nothing,
+            "acp-gate:plugin/log" => Need::Grant(Grant::Log),
+            "acp-gate:plugin/paths" => Need::Grant(Grant::Paths),
+            _ if interface.starts_with("wasi:cli/") || interface.starts_with("wasi:io/") => Need::Grant(Grant::WasiCli),
+            _ if interface.starts_with("wasi:clocks/") => Need::Grant(Grant::WasiClocks),
+            _ if interface.starts_with("wasi:random/") => Need::Grant(Grant::WasiRandom),
+            _ if interface.starts_with("wasi:filesystem/") => Need::Grant(Grant::WasiFilesystem),
+            _ => Need::Refused,
         }
     }
 }
@@ -123,11 +137,19 @@ pub struct Runtime {
     cache: Option<CompileCache>,
 }
 
+/// What a component is: its digest, size, imports (with what each needs) and exports.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ComponentInfo {
+    pub digest: String,
+    pub size: usize,
+    pub imports: Vec<(String, Need)>,
+    pub exports: Vec<String>,
+}
+
 /// A plugin compiled, checked and pre-linked: ready to instantiate per request.
 pub struct LoadedPlugin {
     pub label: String,
-    pub digest: String,
-    pub imports: Vec<String>,
+    pub info: ComponentInfo,
     pre: bindings::PluginPre<SandboxState>,
 }
 
@@ -160,45 +182,33 @@ impl Runtime {
         Ok(Arc::new(Runtime { engine, linker, cache }))
     }
 
+    /// Compiles (or takes from the cache) and describes a component, without checking grants:
+    /// what `acp-gate plugin inspect` shows.
+    pub fn inspect(&self, label: &str, bytes: &[u8]) -> Result<ComponentInfo> {
+        let digest = hex(&Sha256::digest(bytes));
+        let component = self.compile(label, bytes, &digest)?;
+        Ok(self.describe(&component, digest, bytes.len()))
+    }
+
     /// Loads a plugin: checks the pin, compiles (or takes the cached artifact), refuses imports
     /// beyond `grants`, checks the export against this host's WIT, and pre-links it.
-    pub fn load(
-        &self,
-        label: &str,
-        bytes: &[u8],
-        pin: Option<&str>,
-        grants: &BTreeSet<Grant>,
-    ) -> Result<LoadedPlugin> {
+    pub fn load(&self, label: &str, bytes: &[u8], pin: Option<&str>, grants: &BTreeSet<Grant>) -> Result<LoadedPlugin> {
         let digest = hex(&Sha256::digest(bytes));
         if let Some(pin) = pin
             && !pin.eq_ignore_ascii_case(&digest)
         {
             bail!("{label}: sha256 mismatch: handlers.toml pins {pin}, the file has {digest}");
         }
-        check_is_component(label, bytes)?;
-        // A first compile takes from ~0.1 s (Rust) to seconds (Python, JavaScript): say so.
-        let progress = || {
-            if std::io::stderr().is_terminal() {
-                eprintln!("acp-gate: compiling {label} ({} KiB; first use, cached afterwards)…", bytes.len() >> 10);
-            }
-        };
-        let component = match &self.cache {
-            Some(cache) => cache.get_or_compile(&digest, bytes, progress),
-            None => {
-                progress();
-                Component::new(&self.engine, bytes)
-            }
-        }
-        .map_err(|e| anyhow::anyhow!("{label}: not a valid WebAssembly component: {e:#}"))?;
-
-        let ty = component.component_type();
-        let imports: Vec<String> = ty.imports(&self.engine).map(|(name, _)| name.to_owned()).collect();
-        let refused: Vec<String> = imports
+        let component = self.compile(label, bytes, &digest)?;
+        let info = self.describe(&component, digest, bytes.len());
+        let refused: Vec<String> = info
+            .imports
             .iter()
-            .filter_map(|import| match Grant::for_import(import) {
-                Some(grant) if grants.contains(&grant) => None,
-                Some(grant) => Some(format!("`{import}` (needs the `{}` grant)", grant.name())),
-                None => Some(format!("`{import}` (never granted to plugins)")),
+            .filter_map(|(import, need)| match need {
+                Need::Nothing => None,
+                Need::Grant(grant) if grants.contains(grant) => None,
+                Need::Grant(grant) => Some(format!("`{import}` (needs the `{}` grant)", grant.name())),
+                Need::Refused => Some(format!("`{import}` (never granted to plugins)")),
             })
             .collect();
         if !refused.is_empty() {
@@ -207,9 +217,8 @@ impl Runtime {
                 refused.join(", ")
             );
         }
-        let exports: Vec<String> = ty.exports(&self.engine).map(|(name, _)| name.to_owned()).collect();
         let expected = format!("acp-gate:plugin/handler@{WIT_VERSION}");
-        if let Some(other) = exports.iter().find(|e| e.starts_with("acp-gate:plugin/handler@") && **e != expected) {
+        if let Some(other) = info.exports.iter().find(|e| e.starts_with("acp-gate:plugin/handler@") && **e != expected) {
             bail!("{label}: built for `{other}`, but this acp-gate implements `{expected}`");
         }
         let instance_pre = self
@@ -217,9 +226,34 @@ impl Runtime {
             .instantiate_pre(&component)
             .map_err(|e| anyhow::anyhow!("{label}: cannot be linked: {e:#}"))?;
         let pre = bindings::PluginPre::new(instance_pre).map_err(|e| {
-            anyhow::anyhow!("{label}: does not implement the `plugin` world of {expected} (exports: {exports:?}): {e}")
+            anyhow::anyhow!("{label}: does not implement the `plugin` world of {expected} (exports: {:?}): {e}", info.exports)
         })?;
-        Ok(LoadedPlugin { label: label.to_owned(), digest, imports, pre })
+        Ok(LoadedPlugin { label: label.to_owned(), info, pre })
+    }
+
+    fn compile(&self, label: &str, bytes: &[u8], digest: &str) -> Result<Component> {
+        check_is_component(label, bytes)?;
+        // A first compile takes from ~0.1 s (Rust) to seconds (Python, JavaScript): say so.
+        let progress = || {
+            if std::io::stderr().is_terminal() {
+                eprintln!("acp-gate: compiling {label} ({} KiB; first use, cached afterwards)…", bytes.len() >> 10);
+            }
+        };
+        match &self.cache {
+            Some(cache) => cache.get_or_compile(digest, bytes, progress),
+            None => {
+                progress();
+                Component::new(&self.engine, bytes)
+            }
+        }
+        .map_err(|e| anyhow::anyhow!("{label}: not a valid WebAssembly component: {e:#}"))
+    }
+
+    fn describe(&self, component: &Component, digest: String, size: usize) -> ComponentInfo {
+        let ty = component.component_type();
+        let imports = ty.imports(&self.engine).map(|(name, _)| (name.to_owned(), Need::of(name))).collect();
+        let exports = ty.exports(&self.engine).map(|(name, _)| name.to_owned()).collect();
+        ComponentInfo { digest, size, imports, exports }
     }
 
     /// Runs one evaluation in a fresh instance. Never panics and never returns `Allow` for a

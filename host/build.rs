@@ -14,12 +14,19 @@ fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap());
     let plugins = manifest_dir.join("../plugins");
     let wit = manifest_dir.join("../wit");
-    for path in [plugins.join("Cargo.toml"), plugins.join("Cargo.lock"), wit.clone()] {
+    for path in [
+        plugins.join("Cargo.toml"),
+        plugins.join("Cargo.lock"),
+        wit.clone(),
+    ] {
         println!("cargo:rerun-if-changed={}", path.display());
     }
     for krate in BUILTINS.iter().copied().chain(["sdk"]) {
         for part in ["src", "Cargo.toml"] {
-            println!("cargo:rerun-if-changed={}", plugins.join(krate).join(part).display());
+            println!(
+                "cargo:rerun-if-changed={}",
+                plugins.join(krate).join(part).display()
+            );
         }
     }
 
@@ -28,17 +35,26 @@ fn main() {
     let mut build = Command::new(cargo);
     build
         .current_dir(&plugins)
-        .args(["build", "--release", "--target", "wasm32-wasip2", "--target-dir"])
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--target-dir",
+        ])
         .arg(&target_dir);
     // The outer build's flags, wrappers (clippy) and jobserver are not for the guest build.
     for (key, _) in std::env::vars_os() {
         let key = key.to_string_lossy();
-        let inherited = key.starts_with("CARGO_") && key != "CARGO_HOME" && key != "CARGO_NET_OFFLINE";
+        let inherited =
+            key.starts_with("CARGO_") && key != "CARGO_HOME" && key != "CARGO_NET_OFFLINE";
         if inherited || key.starts_with("RUSTC_") || key == "RUSTFLAGS" {
             build.env_remove(key.as_ref());
         }
     }
-    let status = build.status().unwrap_or_else(|e| panic!("cannot run cargo for plugins/: {e}"));
+    let status = build
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run cargo for plugins/: {e}"));
     assert!(
         status.success(),
         "building the built-in plugins failed (is the wasm32-wasip2 target installed? \
@@ -52,9 +68,11 @@ fn main() {
             .join("wasm32-wasip2/release")
             .join(format!("{}.wasm", name.replace('-', "_")));
         let embedded = out_dir.join(format!("{name}.wasm"));
-        std::fs::copy(&built, &embedded)
-            .unwrap_or_else(|e| panic!("{}: {e}", built.display()));
-        table.push_str(&format!("    ({name:?}, include_bytes!({:?})),\n", embedded.display().to_string()));
+        std::fs::copy(&built, &embedded).unwrap_or_else(|e| panic!("{}: {e}", built.display()));
+        table.push_str(&format!(
+            "    ({name:?}, include_bytes!({:?})),\n",
+            embedded.display().to_string()
+        ));
     }
     table.push_str("];\n");
     std::fs::write(out_dir.join("builtins.rs"), table).unwrap();

@@ -10,7 +10,10 @@ fn refused(sandbox: &Sandbox, handlers: &str) -> String {
     let path = sandbox.write("cfg/handlers.toml", handlers);
     let (lines, output) = sandbox.check(Some(&path), &[claude_bash("Bash", "ls")]);
     assert!(!output.status.success(), "accepted:\n{handlers}");
-    assert!(lines.is_empty(), "a refused policy must decide nothing: {lines:?}");
+    assert!(
+        lines.is_empty(),
+        "a refused policy must decide nothing: {lines:?}"
+    );
     stderr(&output)
 }
 
@@ -22,26 +25,73 @@ fn malformed_files_are_refused_naming_file_line_and_key() {
     let error = refused(&sandbox, "[[handler]\nname = 1\n");
     assert!(error.contains(&file) && error.contains("line 1"), "{error}");
 
-    let error = refused(&sandbox, "[[handler]]\nname = \"a\"\nplugin = \"builtin:org-policy\"\ntimeout = 5\n");
-    assert!(error.contains(&file) && error.contains("line 4") && error.contains("unknown field `timeout`"), "{error}");
+    let error = refused(
+        &sandbox,
+        "[[handler]]\nname = \"a\"\nplugin = \"builtin:org-policy\"\ntimeout = 5\n",
+    );
+    assert!(
+        error.contains(&file)
+            && error.contains("line 4")
+            && error.contains("unknown field `timeout`"),
+        "{error}"
+    );
 
-    let error = refused(&sandbox, "\n[[handler]]\nname = \"a\"\nplugin = \"builtin:nope\"\n");
-    assert!(error.contains(&format!("{file}:4: handler[0].plugin: unknown built-in plugin `builtin:nope`")), "{error}");
+    let error = refused(
+        &sandbox,
+        "\n[[handler]]\nname = \"a\"\nplugin = \"builtin:nope\"\n",
+    );
+    assert!(
+        error.contains(&format!(
+            "{file}:4: handler[0].plugin: unknown built-in plugin `builtin:nope`"
+        )),
+        "{error}"
+    );
 
-    let error = refused(&sandbox, "[[handler]]\nname = \"a\"\nplugin = \"missing.wasm\"\n");
-    assert!(error.contains("handler[0].plugin: plugin file") && error.contains("missing.wasm does not exist"), "{error}");
+    let error = refused(
+        &sandbox,
+        "[[handler]]\nname = \"a\"\nplugin = \"missing.wasm\"\n",
+    );
+    assert!(
+        error.contains("handler[0].plugin: plugin file")
+            && error.contains("missing.wasm does not exist"),
+        "{error}"
+    );
 
-    let error = refused(&sandbox, "[[handler]]\nname = \"a\"\nplugin = \"builtin:org-policy\"\ncontrol = \"mandatory\"\n");
-    assert!(error.contains("line 4") && error.contains("unknown variant `mandatory`"), "{error}");
+    let error = refused(
+        &sandbox,
+        "[[handler]]\nname = \"a\"\nplugin = \"builtin:org-policy\"\ncontrol = \"mandatory\"\n",
+    );
+    assert!(
+        error.contains("line 4") && error.contains("unknown variant `mandatory`"),
+        "{error}"
+    );
 
-    let error = refused(&sandbox, "[[handler]]\nname = \"a\"\nplugin = \"builtin:org-policy\"\napplies_to = [\"exec\"]\n");
-    assert!(error.contains(":4: handler[0].applies_to: unknown tool kind `exec`"), "{error}");
+    let error = refused(
+        &sandbox,
+        "[[handler]]\nname = \"a\"\nplugin = \"builtin:org-policy\"\napplies_to = [\"exec\"]\n",
+    );
+    assert!(
+        error.contains(":4: handler[0].applies_to: unknown tool kind `exec`"),
+        "{error}"
+    );
 
-    let error = refused(&sandbox, "[[handler]]\nname = \"a\"\nplugin = \"builtin:org-policy\"\nimports = [\"network\"]\n");
-    assert!(error.contains(":4: handler[0].imports: unknown grant `network`"), "{error}");
+    let error = refused(
+        &sandbox,
+        "[[handler]]\nname = \"a\"\nplugin = \"builtin:org-policy\"\nimports = [\"network\"]\n",
+    );
+    assert!(
+        error.contains(":4: handler[0].imports: unknown grant `network`"),
+        "{error}"
+    );
 
-    let error = refused(&sandbox, "[[handler]]\nname = \"builtin-paths\"\nplugin = \"builtin:org-policy\"\n");
-    assert!(error.contains("`builtin-paths` is the name of a handler of the built-in default chain"), "{error}");
+    let error = refused(
+        &sandbox,
+        "[[handler]]\nname = \"builtin-paths\"\nplugin = \"builtin:org-policy\"\n",
+    );
+    assert!(
+        error.contains("`builtin-paths` is the name of a handler of the built-in default chain"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -49,18 +99,29 @@ fn a_missing_handlers_file_or_request_file_is_named() {
     let sandbox = Sandbox::new();
     let output = sandbox.run(&["check", "--handlers", "nope.toml", "-"], "");
     assert!(!output.status.success());
-    assert!(stderr(&output).contains("nope.toml: no such file"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("nope.toml: no such file"),
+        "{}",
+        stderr(&output)
+    );
 
     let output = sandbox.run(&["check", "missing.json"], "");
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("missing.json: cannot read"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("missing.json: cannot read"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 /// An org file that denies `rm` (via the test plugin), and a project file below it.
 fn org_and_project(sandbox: &Sandbox, org_extra: &str, project: &str) -> std::process::Output {
     let plugin = test_plugin("misbehaving");
     use sha2::Digest;
-    let digest: String = sha2::Sha256::digest(std::fs::read(&plugin).unwrap()).iter().map(|b| format!("{b:02x}")).collect();
+    let digest: String = sha2::Sha256::digest(std::fs::read(&plugin).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let org = sandbox.write(
         "org/handlers.toml",
         &format!(
@@ -70,22 +131,44 @@ fn org_and_project(sandbox: &Sandbox, org_extra: &str, project: &str) -> std::pr
     );
     sandbox.write("workspace/.acp-gate/handlers.toml", project);
     let stdin = format!("{}\n", claude_bash("rm -rf build", "rm -rf build"));
-    sandbox.run(&["check", "--format", "json", "--org-handlers", org.to_str().unwrap(), "-"], &stdin)
+    sandbox.run(
+        &[
+            "check",
+            "--format",
+            "json",
+            "--org-handlers",
+            org.to_str().unwrap(),
+            "-",
+        ],
+        &stdin,
+    )
 }
 
 #[test]
 fn a_lower_layer_cannot_drop_or_loosen_the_org_layer() {
     let sandbox = Sandbox::new();
-    let output = org_and_project(&sandbox, "", "[[handler]]\nname = \"org-rm\"\nplugin = \"builtin:org-policy\"\ncontrol = \"optional\"\non_error = \"abstain\"\n");
+    let output = org_and_project(
+        &sandbox,
+        "",
+        "[[handler]]\nname = \"org-rm\"\nplugin = \"builtin:org-policy\"\ncontrol = \"optional\"\non_error = \"abstain\"\n",
+    );
     assert!(!output.status.success());
     let error = stderr(&output);
     assert!(error.contains(".acp-gate/handlers.toml:2: handler[0].name: `org-rm` is already defined by the org layer"), "{error}");
 
     let output = org_and_project(&sandbox, "", "[settings]\ndefault = \"allow\"\n");
-    assert!(stderr(&output).contains("settings.default: Allow would loosen the org layer's Ask"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("settings.default: Allow would loosen the org layer's Ask"),
+        "{}",
+        stderr(&output)
+    );
 
     let output = org_and_project(&sandbox, "", "[settings]\nbuiltin_chain = false\n");
-    assert!(stderr(&output).contains("settings.builtin_chain: only the org file"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("settings.builtin_chain: only the org file"),
+        "{}",
+        stderr(&output)
+    );
 
     // A project allow rule cannot beat the org deny: tiers only tighten.
     let output = org_and_project(
@@ -93,7 +176,8 @@ fn a_lower_layer_cannot_drop_or_loosen_the_org_layer() {
         "",
         "[[handler]]\nname = \"yes\"\nplugin = \"builtin:org-policy\"\ncontrol = \"sufficient\"\n[[handler.config.rules]]\nname = \"all\"\nkinds = [\"execute\"]\ndecision = \"allow\"\nreason = \"trust me\"\n",
     );
-    let line: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("{}", stderr(&output)));
+    let line: serde_json::Value =
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("{}", stderr(&output)));
     assert_eq!(line["decision"], "deny", "{line}");
     assert_eq!(verdict_of(&line, "org-rm")["tier"], "org");
 }
@@ -101,9 +185,18 @@ fn a_lower_layer_cannot_drop_or_loosen_the_org_layer() {
 #[test]
 fn an_org_file_can_forbid_lower_layers() {
     let sandbox = Sandbox::new();
-    let output = org_and_project(&sandbox, "lower_layers = \"ignore\"", "this is not even TOML [");
+    let output = org_and_project(
+        &sandbox,
+        "lower_layers = \"ignore\"",
+        "this is not even TOML [",
+    );
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stderr(&output).contains(".acp-gate/handlers.toml ignored: the org file forbids lower layers"), "{}", stderr(&output));
+    assert!(
+        stderr(&output)
+            .contains(".acp-gate/handlers.toml ignored: the org file forbids lower layers"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -124,35 +217,67 @@ fn inline_tests_run_at_load_and_a_failing_one_stops_it() {
     let path = sandbox.write("t/handlers.toml", &policy("allow"));
     let (_, output) = sandbox.check(Some(&path), &[claude_bash("ls", "ls")]);
     assert!(!output.status.success());
-    assert!(stderr(&output).contains("t/handlers.toml:10: handler `rm-guard` test[1]: expected allow, got deny (mentions rm)"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(
+            "t/handlers.toml:10: handler `rm-guard` test[1]: expected allow, got deny (mentions rm)"
+        ),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
 fn check_reads_params_jsonrpc_messages_and_lines_and_reports_bad_ones() {
     let sandbox = Sandbox::new();
     let message = json!({"jsonrpc": "2.0", "id": 7, "method": "session/request_permission", "params": claude_bash("Bash", "ls")});
-    let stdin = format!("{message}\n{{not json\n{}\n\n", json!({"jsonrpc": "2.0", "method": "session/prompt", "params": {}}));
+    let stdin = format!(
+        "{message}\n{{not json\n{}\n\n",
+        json!({"jsonrpc": "2.0", "method": "session/prompt", "params": {}})
+    );
     let output = sandbox.run(&["check", "--format", "json", "-"], &stdin);
-    assert_eq!(output.status.code(), Some(1), "bad lines make the exit code 1");
-    let lines: Vec<serde_json::Value> =
-        String::from_utf8_lossy(&output.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "bad lines make the exit code 1"
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[0]["source"], "stdin:1");
     assert!(lines[0]["decision"].is_string());
     assert_eq!(lines[1]["source"], "stdin:2");
-    assert!(lines[1]["error"].as_str().unwrap().contains("not valid JSON"));
-    assert!(lines[2]["error"].as_str().unwrap().contains("`session/prompt` message, not session/request_permission"));
+    assert!(
+        lines[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON")
+    );
+    assert!(
+        lines[2]["error"]
+            .as_str()
+            .unwrap()
+            .contains("`session/prompt` message, not session/request_permission")
+    );
 }
 
 #[test]
 fn audit_log_gets_one_line_per_decision() {
     let sandbox = Sandbox::new();
     let audit = sandbox.root.join("audit/log.jsonl");
-    let stdin = format!("{}\n{}\n", claude_bash("a", "ls"), claude_bash("b", "cargo test"));
+    let stdin = format!(
+        "{}\n{}\n",
+        claude_bash("a", "ls"),
+        claude_bash("b", "cargo test")
+    );
     let output = sandbox.run(&["check", "--audit", audit.to_str().unwrap(), "-"], &stdin);
     assert!(output.status.success(), "{}", stderr(&output));
     let text = std::fs::read_to_string(&audit).unwrap();
-    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 2);
     for (line, title) in lines.iter().zip(["a", "b"]) {
         assert_eq!(line["title"], title);
@@ -171,10 +296,16 @@ fn text_output_shows_decision_option_and_each_handler() {
     let path = sandbox.write("req.json", &claude_bash("Bash", "cargo test").to_string());
     let output = sandbox.run(&["check", path.to_str().unwrap()], "");
     let text = String::from_utf8_lossy(&output.stdout);
-    assert!(text.contains("req.json") && text.contains("cargo test"), "{text}");
+    assert!(
+        text.contains("req.json") && text.contains("cargo test"),
+        "{text}"
+    );
     for handler in ["builtin-paths", "builtin-commands", "builtin-policy"] {
         assert!(text.contains(handler), "{text}");
     }
     assert!(text.contains(" µs"), "{text}");
-    assert!(!text.contains('\x1b'), "no colours when stdout is not a terminal");
+    assert!(
+        !text.contains('\x1b'),
+        "no colours when stdout is not a terminal"
+    );
 }

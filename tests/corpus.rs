@@ -18,7 +18,9 @@ struct Case {
 
 impl Case {
     fn expect(&self) -> &str {
-        self.table["expect"].as_str().unwrap_or_else(|| panic!("{}#{}: no expect", self.file, self.number))
+        self.table["expect"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{}#{}: no expect", self.file, self.number))
     }
 
     fn needs_setup(&self) -> bool {
@@ -37,14 +39,25 @@ impl Case {
 fn cases() -> Vec<Case> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
     let mut cases = Vec::new();
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
-    for path in files.into_iter().filter(|p| p.extension().is_some_and(|e| e == "toml")) {
+    for path in files
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+    {
         let text = std::fs::read_to_string(&path).unwrap();
-        let parsed: toml::Table = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let parsed: toml::Table =
+            toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let file = path.file_name().unwrap().to_string_lossy().into_owned();
         for (number, case) in parsed["case"].as_array().unwrap().iter().enumerate() {
-            cases.push(Case { file: file.clone(), number, table: serde_json::to_value(case).unwrap() });
+            cases.push(Case {
+                file: file.clone(),
+                number,
+                table: serde_json::to_value(case).unwrap(),
+            });
         }
     }
     cases
@@ -58,18 +71,34 @@ fn substitute(value: &Value, sandbox: &Sandbox) -> Value {
                 .replace("$HOME", &sandbox.home.display().to_string()),
         ),
         Value::Array(items) => Value::Array(items.iter().map(|v| substitute(v, sandbox)).collect()),
-        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), substitute(v, sandbox))).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), substitute(v, sandbox)))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
 
 fn prepare(case: &Case, sandbox: &Sandbox) {
-    for file in case.table.get("setup_files").and_then(Value::as_array).into_iter().flatten() {
+    for file in case
+        .table
+        .get("setup_files")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let path = sandbox.workspace.join(file.as_str().unwrap());
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, "x").unwrap();
     }
-    for link in case.table.get("setup_symlinks").and_then(Value::as_array).into_iter().flatten() {
+    for link in case
+        .table
+        .get("setup_symlinks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let link = substitute(link, sandbox);
         let (name, target) = (link[0].as_str().unwrap(), link[1].as_str().unwrap());
         let path = sandbox.workspace.join(name);
@@ -101,7 +130,11 @@ fn decide(cases: &[&Case], sandbox: &Sandbox) -> Vec<String> {
                 "{}#{} {}: expected {}, got {} — {} ({})",
                 case.file,
                 case.number,
-                case.table.get("command").or(case.table.get("argv")).or(case.table.get("path")).unwrap_or(&Value::Null),
+                case.table
+                    .get("command")
+                    .or(case.table.get("argv"))
+                    .or(case.table.get("path"))
+                    .unwrap_or(&Value::Null),
                 case.expect(),
                 line["decision"],
                 case.table["why"].as_str().unwrap_or(""),
@@ -114,7 +147,11 @@ fn decide(cases: &[&Case], sandbox: &Sandbox) -> Vec<String> {
 #[test]
 fn the_default_chain_decides_the_corpus_as_expected() {
     let cases = cases();
-    assert!(cases.len() >= 150, "the corpus has only {} cases", cases.len());
+    assert!(
+        cases.len() >= 150,
+        "the corpus has only {} cases",
+        cases.len()
+    );
     let sandbox = Sandbox::new();
     let plain: Vec<&Case> = cases.iter().filter(|c| !c.needs_setup()).collect();
     let mut failures = decide(&plain, &sandbox);
@@ -123,5 +160,11 @@ fn the_default_chain_decides_the_corpus_as_expected() {
         prepare(case, &sandbox);
         failures.extend(decide(&[case], &sandbox));
     }
-    assert!(failures.is_empty(), "{} of {} cases decided wrongly:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases decided wrongly:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }

@@ -40,12 +40,23 @@ config = {{ behaviour = "by-title" }}
 fn every_failure_is_denied_and_the_next_request_is_decided_normally() {
     let sandbox = Sandbox::new();
     let handlers = policy(&sandbox, "");
-    let titles = ["loop", "allow", "alloc", "allow", "panic", "allow", "error", "allow"];
+    let titles = [
+        "loop", "allow", "alloc", "allow", "panic", "allow", "error", "allow",
+    ];
     let requests: Vec<Value> = titles.iter().map(|t| titled(t)).collect();
     let (lines, output) = sandbox.check(Some(&handlers), &requests);
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(lines.len(), titles.len());
-    let expected_error = ["CPU deadline of 100 ms", "", "memory limit of 16 MiB", "", "trapped", "", "plugin error: cannot judge this", ""];
+    let expected_error = [
+        "CPU deadline of 100 ms",
+        "",
+        "memory limit of 16 MiB",
+        "",
+        "trapped",
+        "",
+        "plugin error: cannot judge this",
+        "",
+    ];
     for ((line, title), error) in lines.iter().zip(titles).zip(expected_error) {
         let wild = verdict_of(line, "wild");
         if title == "allow" {
@@ -72,26 +83,49 @@ fn on_error_ask_and_optional_abstain_are_honoured() {
     let handlers = policy(&sandbox, "control = \"optional\"\non_error = \"abstain\"");
     let (lines, _) = sandbox.check(Some(&handlers), &[titled("panic")]);
     assert_eq!(verdict_of(&lines[0], "wild")["verdict"], "abstain");
-    assert_eq!(lines[0]["decision"], "ask", "all abstain: the default decides");
+    assert_eq!(
+        lines[0]["decision"], "ask",
+        "all abstain: the default decides"
+    );
     assert_eq!(lines[0]["by_default"], true);
 
     let handlers = policy(&sandbox, "on_error = \"abstain\"");
     let (_, output) = sandbox.check(Some(&handlers), &[titled("allow")]);
     assert!(!output.status.success());
-    assert!(stderr(&output).contains("handler[0].on_error: `abstain` is only for optional handlers"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("handler[0].on_error: `abstain` is only for optional handlers"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
 fn reasons_are_bounded_and_cannot_drive_the_terminal() {
     let sandbox = Sandbox::new();
     let handlers = policy(&sandbox, "");
-    let (lines, _) = sandbox.check(Some(&handlers), &[titled("huge-reason"), titled("escapes"), titled("empty-deny")]);
-    let huge = verdict_of(&lines[0], "wild")["reason"].as_str().unwrap().to_owned();
+    let (lines, _) = sandbox.check(
+        Some(&handlers),
+        &[
+            titled("huge-reason"),
+            titled("escapes"),
+            titled("empty-deny"),
+        ],
+    );
+    let huge = verdict_of(&lines[0], "wild")["reason"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert_eq!(lines[0]["decision"], "deny");
     assert!(huge.chars().count() <= 2001, "{} chars", huge.len());
-    let escapes = verdict_of(&lines[1], "wild")["reason"].as_str().unwrap().to_owned();
+    let escapes = verdict_of(&lines[1], "wild")["reason"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert_eq!(lines[1]["decision"], "ask");
-    assert!(!escapes.contains('\x1b') && !escapes.contains('\x07') && !escapes.contains('\u{202e}'), "{escapes:?}");
+    assert!(
+        !escapes.contains('\x1b') && !escapes.contains('\x07') && !escapes.contains('\u{202e}'),
+        "{escapes:?}"
+    );
     assert_eq!(lines[2]["decision"], "deny");
     assert_eq!(verdict_of(&lines[2], "wild")["reason"], "denied");
 }
@@ -101,20 +135,44 @@ fn a_plugin_importing_the_filesystem_is_refused_unless_granted_and_then_sees_no_
     let sandbox = Sandbox::new();
     let plugin = test_plugin("fs-reader");
     let entry = |imports: &str| {
-        format!("[[handler]]\nname = \"reader\"\nplugin = \"{}\"\n{imports}\n", plugin.display())
+        format!(
+            "[[handler]]\nname = \"reader\"\nplugin = \"{}\"\n{imports}\n",
+            plugin.display()
+        )
     };
     let handlers = sandbox.write("a/handlers.toml", &entry(""));
     let (lines, output) = sandbox.check(Some(&handlers), &[titled("anything")]);
     assert_eq!(lines[0]["decision"], "deny");
-    let error = verdict_of(&lines[0], "reader")["error"].as_str().unwrap().to_owned();
-    assert!(error.contains("imports what its handler does not grant: "), "{error}");
-    assert!(error.contains("`wasi:filesystem/types@0.2.6` (needs the `wasi-filesystem` grant)"), "{error}");
-    assert!(stderr(&output).contains("failed to load"), "{}", stderr(&output));
+    let error = verdict_of(&lines[0], "reader")["error"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        error.contains("imports what its handler does not grant: "),
+        "{error}"
+    );
+    assert!(
+        error.contains("`wasi:filesystem/types@0.2.6` (needs the `wasi-filesystem` grant)"),
+        "{error}"
+    );
+    assert!(
+        stderr(&output).contains("failed to load"),
+        "{}",
+        stderr(&output)
+    );
 
     // Granted, it loads, but the sandbox has no preopened directory: /etc/passwd is not there.
-    let handlers = sandbox.write("b/handlers.toml", &entry("imports = [\"log\", \"wasi-cli\", \"wasi-clocks\", \"wasi-filesystem\"]"));
+    let handlers = sandbox.write(
+        "b/handlers.toml",
+        &entry("imports = [\"log\", \"wasi-cli\", \"wasi-clocks\", \"wasi-filesystem\"]"),
+    );
     let (lines, _) = sandbox.check(Some(&handlers), &[titled("anything")]);
-    assert_eq!(verdict_of(&lines[0], "reader")["verdict"], "allow", "{}", lines[0]);
+    assert_eq!(
+        verdict_of(&lines[0], "reader")["verdict"],
+        "allow",
+        "{}",
+        lines[0]
+    );
 }
 
 #[test]
@@ -128,11 +186,17 @@ fn a_sha256_pin_that_does_not_match_is_refused() {
     );
     let (lines, _) = sandbox.check(Some(&handlers), &[titled("x")]);
     assert_eq!(lines[0]["decision"], "deny");
-    let error = verdict_of(&lines[0], "pinned")["error"].as_str().unwrap().to_owned();
+    let error = verdict_of(&lines[0], "pinned")["error"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(error.contains("sha256 mismatch"), "{error}");
 
     use sha2::Digest;
-    let digest: String = sha2::Sha256::digest(std::fs::read(&plugin).unwrap()).iter().map(|b| format!("{b:02x}")).collect();
+    let digest: String = sha2::Sha256::digest(std::fs::read(&plugin).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let handlers = sandbox.write(
         "q/handlers.toml",
         &format!("[[handler]]\nname = \"pinned\"\nplugin = \"{}\"\nsha256 = \"{digest}\"\nconfig = {{ behaviour = \"allow\" }}\n", plugin.display()),
@@ -152,8 +216,18 @@ fn a_core_module_or_junk_is_not_a_component() {
     );
     let (lines, _) = sandbox.check(Some(&handlers), &[titled("x")]);
     assert_eq!(lines[0]["decision"], "deny");
-    assert!(verdict_of(&lines[0], "core")["error"].as_str().unwrap().contains("core WebAssembly module, not a component"));
-    assert!(verdict_of(&lines[0], "junk")["error"].as_str().unwrap().contains("not a WebAssembly component"));
+    assert!(
+        verdict_of(&lines[0], "core")["error"]
+            .as_str()
+            .unwrap()
+            .contains("core WebAssembly module, not a component")
+    );
+    assert!(
+        verdict_of(&lines[0], "junk")["error"]
+            .as_str()
+            .unwrap()
+            .contains("not a WebAssembly component")
+    );
 }
 
 #[test]
@@ -161,5 +235,8 @@ fn plugin_logs_reach_the_trace() {
     let sandbox = Sandbox::new();
     let handlers = policy(&sandbox, "");
     let (lines, _) = sandbox.check(Some(&handlers), &[titled("log")]);
-    assert_eq!(verdict_of(&lines[0], "wild")["logs"], json!(["info: hello from the plugin"]));
+    assert_eq!(
+        verdict_of(&lines[0], "wild")["logs"],
+        json!(["info: hello from the plugin"])
+    );
 }

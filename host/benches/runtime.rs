@@ -27,7 +27,11 @@ struct Stats {
 fn stats(mut samples: Vec<Duration>) -> Stats {
     samples.sort();
     let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
-    Stats { median: at(0.5), p10: at(0.1), p90: at(0.9) }
+    Stats {
+        median: at(0.5),
+        p10: at(0.1),
+        p90: at(0.9),
+    }
 }
 
 fn show(name: &str, ours: &Stats, baseline_name: &str, baseline: &Stats) {
@@ -47,12 +51,29 @@ fn micros(d: Duration) -> f64 {
 
 fn requests(workspace: &Path) -> Vec<(&'static str, ToolRequest)> {
     let ctx = SessionContext::for_workspace("bench", workspace);
-    let make = |params: serde_json::Value| ToolRequest::from_permission_request(&params, None, &ctx).unwrap();
+    let make = |params: serde_json::Value| {
+        ToolRequest::from_permission_request(&params, None, &ctx).unwrap()
+    };
     let options = serde_json::json!([{"optionId": "a", "name": "Allow", "kind": "allow_once"}, {"optionId": "r", "name": "Reject", "kind": "reject_once"}]);
     vec![
-        ("command `cargo test && git status`", make(serde_json::json!({"toolCall": {"toolCallId": "1", "title": "Bash", "rawInput": {"command": "cargo test && git status"}}, "options": options}))),
-        ("edit `src/main.rs`", make(serde_json::json!({"toolCall": {"toolCallId": "2", "title": "Edit", "rawInput": {"file_path": "src/main.rs", "old_string": "a", "new_string": "b"}}, "options": options}))),
-        ("write `~/.ssh/authorized_keys`", make(serde_json::json!({"toolCall": {"toolCallId": "3", "title": "Write", "rawInput": {"file_path": "~/.ssh/authorized_keys", "content": "k"}}, "options": options}))),
+        (
+            "command `cargo test && git status`",
+            make(
+                serde_json::json!({"toolCall": {"toolCallId": "1", "title": "Bash", "rawInput": {"command": "cargo test && git status"}}, "options": options}),
+            ),
+        ),
+        (
+            "edit `src/main.rs`",
+            make(
+                serde_json::json!({"toolCall": {"toolCallId": "2", "title": "Edit", "rawInput": {"file_path": "src/main.rs", "old_string": "a", "new_string": "b"}}, "options": options}),
+            ),
+        ),
+        (
+            "write `~/.ssh/authorized_keys`",
+            make(
+                serde_json::json!({"toolCall": {"toolCallId": "3", "title": "Write", "rawInput": {"file_path": "~/.ssh/authorized_keys", "content": "k"}}, "options": options}),
+            ),
+        ),
     ]
 }
 
@@ -61,13 +82,21 @@ async fn main() -> anyhow::Result<()> {
     let scratch = tempfile::tempdir()?;
     let workspace = scratch.path().join("workspace");
     std::fs::create_dir_all(workspace.join("src"))?;
-    println!("acp-gate runtime benchmark ({} evaluations per figure; {} starts)\n", EVALUATIONS, STARTS);
+    println!(
+        "acp-gate runtime benchmark ({} evaluations per figure; {} starts)\n",
+        EVALUATIONS, STARTS
+    );
 
     println!("== one handler evaluation: fresh instance per request vs one reused instance");
     let runtime = Runtime::new(Some(scratch.path().join("cache")))?;
     let request = &requests(&workspace)[0].1;
     for name in builtin::names() {
-        let plugin = runtime.load(name, builtin::bytes(name).unwrap(), None, &builtin::grants(name))?;
+        let plugin = runtime.load(
+            name,
+            builtin::bytes(name).unwrap(),
+            None,
+            &builtin::grants(name),
+        )?;
         let limits = Limits::default();
         let mut fresh = Vec::with_capacity(EVALUATIONS);
         for _ in 0..EVALUATIONS {
@@ -76,18 +105,33 @@ async fn main() -> anyhow::Result<()> {
             fresh.push(started.elapsed());
             evaluation.outcome.map_err(anyhow::Error::msg)?;
         }
-        let mut instance = runtime.instantiate(&plugin, request, limits).await.map_err(anyhow::Error::msg)?;
+        let mut instance = runtime
+            .instantiate(&plugin, request, limits)
+            .await
+            .map_err(anyhow::Error::msg)?;
         let mut reused = Vec::with_capacity(EVALUATIONS);
         for _ in 0..EVALUATIONS {
             let started = Instant::now();
-            instance.evaluate(request, "{}").await.map_err(anyhow::Error::msg)?;
+            instance
+                .evaluate(request, "{}")
+                .await
+                .map_err(anyhow::Error::msg)?;
             reused.push(started.elapsed());
         }
-        show(&format!("{name}, fresh instance"), &stats(fresh), "reused instance", &stats(reused));
+        show(
+            &format!("{name}, fresh instance"),
+            &stats(fresh),
+            "reused instance",
+            &stats(reused),
+        );
     }
 
     println!("\n== the default chain's decision (three built-ins, fresh instances)");
-    let chain = load_chain(&LoadOptions { workspace: workspace.clone(), ..Default::default() }).await?;
+    let chain = load_chain(&LoadOptions {
+        workspace: workspace.clone(),
+        ..Default::default()
+    })
+    .await?;
     for (name, request) in requests(&workspace) {
         let mut samples = Vec::with_capacity(EVALUATIONS);
         let mut outcome = "";
@@ -97,12 +141,20 @@ async fn main() -> anyhow::Result<()> {
             samples.push(started.elapsed());
         }
         let s = stats(samples);
-        println!("{name:<44} {:>10.1} µs  (p10 {:.1}, p90 {:.1})   -> {outcome}", micros(s.median), micros(s.p10), micros(s.p90));
+        println!(
+            "{name:<44} {:>10.1} µs  (p10 {:.1}, p90 {:.1})   -> {outcome}",
+            micros(s.median),
+            micros(s.p10),
+            micros(s.p90)
+        );
     }
 
     println!("\n== start-up: `acp-gate check` on one request, cold compile cache vs warm");
     let request_file = scratch.path().join("request.json");
-    std::fs::write(&request_file, r#"{"toolCall": {"toolCallId": "1", "rawInput": {"command": "cargo test"}}}"#)?;
+    std::fs::write(
+        &request_file,
+        r#"{"toolCall": {"toolCallId": "1", "rawInput": {"command": "cargo test"}}}"#,
+    )?;
     let check = |cache: &Path| -> anyhow::Result<Duration> {
         let started = Instant::now();
         let output = Command::new(env!("CARGO_BIN_EXE_acp-gate"))
@@ -112,7 +164,11 @@ async fn main() -> anyhow::Result<()> {
             .env("HOME", scratch.path())
             .env("ACP_GATE_CACHE_DIR", cache)
             .output()?;
-        anyhow::ensure!(output.status.success(), "check failed: {}", String::from_utf8_lossy(&output.stderr));
+        anyhow::ensure!(
+            output.status.success(),
+            "check failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         Ok(started.elapsed())
     };
     let warm_cache = scratch.path().join("warm-cache");

@@ -23,14 +23,22 @@ impl AuditLog {
     /// Opens (creating it and its directory if needed) the log at `path` for appending.
     pub fn open(path: &Path) -> Result<AuditLog> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).with_context(|| format!("{}: cannot create the audit log's directory", parent.display()))?;
+            std::fs::create_dir_all(parent).with_context(|| {
+                format!(
+                    "{}: cannot create the audit log's directory",
+                    parent.display()
+                )
+            })?;
         }
         let file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .with_context(|| format!("{}: cannot open the audit log", path.display()))?;
-        Ok(AuditLog { path: path.to_path_buf(), file: Mutex::new(file) })
+        Ok(AuditLog {
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+        })
     }
 
     /// `$ACP_GATE_AUDIT_LOG`, else `$XDG_STATE_HOME/acp-gate/audit.jsonl`, else
@@ -70,7 +78,12 @@ impl AuditLog {
             "handlers": decision.handlers,
             "answer": answer,
         });
-        let mut file = self.file.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        writeln!(file, "{line}").and_then(|()| file.flush()).with_context(|| format!("{}: cannot append", self.path.display()))
+        let mut file = self
+            .file
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        writeln!(file, "{line}")
+            .and_then(|()| file.flush())
+            .with_context(|| format!("{}: cannot append", self.path.display()))
     }
 }

@@ -39,5 +39,9 @@ pub fn grants(name: &str) -> BTreeSet<Grant> {
 
 /// The built-in default chain as a policy layer of its own.
 pub fn default_chain() -> Result<Policy> {
-    parse_layer(Tier::Builtin, Path::new("<builtin default chain>"), DEFAULT_CHAIN)
+    parse_layer(
+        Tier::Builtin,
+        Path::new("<builtin default chain>"),
+        DEFAULT_CHAIN,
+    )
 }

@@ -22,7 +22,11 @@ impl CompileCache {
         let mut hasher = std::hash::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         env!("CARGO_PKG_VERSION").hash(&mut hasher);
-        CompileCache { dir, engine: engine.clone(), engine_key: format!("{:016x}", hasher.finish()) }
+        CompileCache {
+            dir,
+            engine: engine.clone(),
+            engine_key: format!("{:016x}", hasher.finish()),
+        }
     }
 
     /// The default location: `$ACP_GATE_CACHE_DIR`, else `$XDG_CACHE_HOME/acp-gate`, else
@@ -42,7 +46,12 @@ impl CompileCache {
     /// compatible artifact is there, else compiled now and stored. A cache that cannot be read
     /// or written only costs time; it never fails the load. `compiling` is called before a
     /// compilation starts, so the caller can show progress.
-    pub fn get_or_compile(&self, digest: &str, bytes: &[u8], compiling: impl FnOnce()) -> wasmtime::Result<Component> {
+    pub fn get_or_compile(
+        &self,
+        digest: &str,
+        bytes: &[u8],
+        compiling: impl FnOnce(),
+    ) -> wasmtime::Result<Component> {
         let path = self.dir.join(format!("{digest}-{}.cwasm", self.engine_key));
         if path.exists() {
             // SAFETY: the file was written by `Component::serialize` of this engine

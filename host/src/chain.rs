@@ -17,7 +17,9 @@ use serde::Serialize;
 
 use crate::builtin;
 use crate::config::{Control, DefaultDecision, HandlerSpec, OnError, PluginRef, Policy, Tier};
-use crate::request::{OptionKind, PermissionOption, SessionContext, ToolRequest, params_from_shorthand};
+use crate::request::{
+    OptionKind, PermissionOption, SessionContext, ToolRequest, params_from_shorthand,
+};
 use crate::runtime::{LoadedPlugin, Runtime, Verdict};
 
 /// The combined decision.
@@ -80,7 +82,10 @@ impl Decision {
     /// The offered option this decision selects, by kind only: allow -> `allow_once`,
     /// deny -> `reject_once`. `None` (answer `cancelled`) when no such option is offered, and
     /// for ask, which a person or the orchestrator must answer.
-    pub fn select_option<'a>(&self, options: &'a [PermissionOption]) -> Option<&'a PermissionOption> {
+    pub fn select_option<'a>(
+        &self,
+        options: &'a [PermissionOption],
+    ) -> Option<&'a PermissionOption> {
         let kind = match self.outcome {
             Outcome::Allow => OptionKind::AllowOnce,
             Outcome::Deny => OptionKind::RejectOnce,
@@ -104,7 +109,8 @@ pub struct Combiner {
 impl Combiner {
     /// Whether a handler with this tier and control flag is still to run.
     pub fn should_run(&self, tier: Tier, control: Control) -> bool {
-        let skipped = self.skipping == Some(tier) && matches!(control, Control::Sufficient | Control::Optional);
+        let skipped = self.skipping == Some(tier)
+            && matches!(control, Control::Sufficient | Control::Optional);
         !(self.done || skipped)
     }
 
@@ -166,7 +172,11 @@ impl Chain {
     /// (bad pin, forbidden import, not a component) is kept as failed: it yields its `on_error`
     /// verdict at every request, and the failure is in `notices`. A failing inline test, and
     /// a failed plugin that has tests, stop the load.
-    pub async fn load(runtime: Arc<Runtime>, policy: Policy, test_ctx: &SessionContext) -> Result<Chain> {
+    pub async fn load(
+        runtime: Arc<Runtime>,
+        policy: Policy,
+        test_ctx: &SessionContext,
+    ) -> Result<Chain> {
         let mut notices = policy.notices;
         let mut handlers = Vec::new();
         for spec in policy.handlers {
@@ -182,7 +192,13 @@ impl Chain {
             }
             handlers.push(Handler { spec, plugin });
         }
-        let chain = Chain { runtime, handlers, default: policy.default, sources: policy.sources, notices };
+        let chain = Chain {
+            runtime,
+            handlers,
+            default: policy.default,
+            sources: policy.sources,
+            notices,
+        };
         chain.run_inline_tests(test_ctx).await?;
         Ok(chain)
     }
@@ -191,11 +207,17 @@ impl Chain {
         for handler in &self.handlers {
             for (number, test) in handler.spec.tests.iter().enumerate() {
                 let location = format!("{}:{}", handler.spec.file.display(), test.line);
-                let params = params_from_shorthand(&test.request).with_context(|| location.clone())?;
-                let request = ToolRequest::from_permission_request(&params, None, ctx).with_context(|| location.clone())?;
+                let params =
+                    params_from_shorthand(&test.request).with_context(|| location.clone())?;
+                let request = ToolRequest::from_permission_request(&params, None, ctx)
+                    .with_context(|| location.clone())?;
                 let trace = self.evaluate_one(handler, &request).await;
                 if trace.verdict != test.expect {
-                    let why = trace.error.or(trace.reason).map(|r| format!(" ({r})")).unwrap_or_default();
+                    let why = trace
+                        .error
+                        .or(trace.reason)
+                        .map(|r| format!(" ({r})"))
+                        .unwrap_or_default();
                     bail!(
                         "{location}: handler `{}` test[{number}]: expected {}, got {}{why}",
                         handler.spec.name,
@@ -214,7 +236,10 @@ impl Chain {
         let mut combiner = Combiner::default();
         for handler in &self.handlers {
             let spec = &handler.spec;
-            let applies = spec.applies_to.as_ref().is_none_or(|kinds| kinds.contains(&request.kind));
+            let applies = spec
+                .applies_to
+                .as_ref()
+                .is_none_or(|kinds| kinds.contains(&request.kind));
             if combiner.is_done() {
                 break;
             }
@@ -222,12 +247,19 @@ impl Chain {
                 continue;
             }
             let trace = self.evaluate_one(handler, request).await;
-            combiner.record(spec.tier, spec.control, Outcome::from_verdict(&trace.verdict));
+            combiner.record(
+                spec.tier,
+                spec.control,
+                Outcome::from_verdict(&trace.verdict),
+            );
             traces.push(trace);
         }
         let (outcome, by_default) = combiner.finish(self.default);
         let reasons = if by_default {
-            vec![format!("no handler had an opinion; the policy default is {}", outcome.as_str())]
+            vec![format!(
+                "no handler had an opinion; the policy default is {}",
+                outcome.as_str()
+            )]
         } else {
             traces
                 .iter()
@@ -235,15 +267,28 @@ impl Chain {
                 .filter_map(|t| t.reason.as_ref().map(|r| format!("{}: {r}", t.name)))
                 .collect()
         };
-        Decision { outcome, reasons, handlers: traces, by_default }
+        Decision {
+            outcome,
+            reasons,
+            handlers: traces,
+            by_default,
+        }
     }
 
     async fn evaluate_one(&self, handler: &Handler, request: &ToolRequest) -> HandlerTrace {
         let spec = &handler.spec;
         let (verdict, error, logs, elapsed) = match &handler.plugin {
-            Err(load_error) => (None, Some(format!("failed to load: {load_error}")), Vec::new(), 0),
+            Err(load_error) => (
+                None,
+                Some(format!("failed to load: {load_error}")),
+                Vec::new(),
+                0,
+            ),
             Ok(plugin) => {
-                let evaluation = self.runtime.evaluate(plugin, request, &spec.config_json, spec.limits).await;
+                let evaluation = self
+                    .runtime
+                    .evaluate(plugin, request, &spec.config_json, spec.limits)
+                    .await;
                 let elapsed = evaluation.elapsed.as_micros() as u64;
                 match evaluation.outcome {
                     Ok(verdict) => (Some(verdict), None, evaluation.logs, elapsed),
@@ -254,10 +299,15 @@ impl Chain {
         let (verdict, reason) = match (verdict, &error) {
             (Some(Verdict::Allow), _) => ("allow", None),
             (Some(Verdict::Deny(reason)), _) => ("deny", Some(non_empty(reason, "denied"))),
-            (Some(Verdict::Ask(reason)), _) => ("ask", Some(non_empty(reason, "asks for a decision"))),
+            (Some(Verdict::Ask(reason)), _) => {
+                ("ask", Some(non_empty(reason, "asks for a decision")))
+            }
             (Some(Verdict::Abstain), _) => ("abstain", None),
             (None, error) => {
-                let why = format!("handler failed ({}); on_error applies", error.as_deref().unwrap_or("unknown"));
+                let why = format!(
+                    "handler failed ({}); on_error applies",
+                    error.as_deref().unwrap_or("unknown")
+                );
                 match spec.on_error {
                     OnError::Deny => ("deny", Some(why)),
                     OnError::Ask => ("ask", Some(why)),
@@ -278,7 +328,11 @@ impl Chain {
 }
 
 fn non_empty(reason: String, fallback: &str) -> String {
-    if reason.trim().is_empty() { fallback.to_owned() } else { reason }
+    if reason.trim().is_empty() {
+        fallback.to_owned()
+    } else {
+        reason
+    }
 }
 
 fn load_plugin(runtime: &Runtime, spec: &HandlerSpec) -> Result<LoadedPlugin> {
@@ -289,7 +343,8 @@ fn load_plugin(runtime: &Runtime, spec: &HandlerSpec) -> Result<LoadedPlugin> {
             runtime.load(&label, bytes, spec.sha256.as_deref(), &spec.grants)
         }
         PluginRef::File(path) => {
-            let bytes = std::fs::read(path).with_context(|| format!("{label}: cannot read {}", path.display()))?;
+            let bytes = std::fs::read(path)
+                .with_context(|| format!("{label}: cannot read {}", path.display()))?;
             runtime.load(&label, &bytes, spec.sha256.as_deref(), &spec.grants)
         }
     }
@@ -315,14 +370,24 @@ mod laws {
     }
 
     fn step() -> impl Strategy<Value = Step> {
-        let tier = prop_oneof![Just(Tier::Org), Just(Tier::Project), Just(Tier::User), Just(Tier::Builtin)];
+        let tier = prop_oneof![
+            Just(Tier::Org),
+            Just(Tier::Project),
+            Just(Tier::User),
+            Just(Tier::Builtin)
+        ];
         let control = prop_oneof![
             Just(Control::Required),
             Just(Control::Requisite),
             Just(Control::Sufficient),
             Just(Control::Optional)
         ];
-        let verdict = prop_oneof![Just(None), Just(Some(Outcome::Allow)), Just(Some(Outcome::Ask)), Just(Some(Outcome::Deny))];
+        let verdict = prop_oneof![
+            Just(None),
+            Just(Some(Outcome::Allow)),
+            Just(Some(Outcome::Ask)),
+            Just(Some(Outcome::Deny))
+        ];
         (tier, control, verdict)
     }
 
@@ -335,7 +400,11 @@ mod laws {
     }
 
     fn default() -> impl Strategy<Value = DefaultDecision> {
-        prop_oneof![Just(DefaultDecision::Allow), Just(DefaultDecision::Ask), Just(DefaultDecision::Deny)]
+        prop_oneof![
+            Just(DefaultDecision::Allow),
+            Just(DefaultDecision::Ask),
+            Just(DefaultDecision::Deny)
+        ]
     }
 
     proptest! {
@@ -418,7 +487,10 @@ mod laws {
         combiner.record(Tier::Org, Control::Requisite, Some(Outcome::Deny));
         assert!(combiner.is_done());
         assert!(!combiner.should_run(Tier::User, Control::Required));
-        assert_eq!(combiner.finish(DefaultDecision::Allow), (Outcome::Deny, false));
+        assert_eq!(
+            combiner.finish(DefaultDecision::Allow),
+            (Outcome::Deny, false)
+        );
     }
 
     #[test]

@@ -30,16 +30,25 @@ pub async fn run(args: CheckArgs) -> Result<ExitCode> {
             };
             match result {
                 Ok((request, decision)) => {
-                    let option = decision.select_option(&request.options).map(|o| o.id.clone());
+                    let option = decision
+                        .select_option(&request.options)
+                        .map(|o| o.id.clone());
                     if let Some(audit) = &audit {
-                        audit.record(&request, &decision, option.as_deref().unwrap_or("none (check)"))?;
+                        audit.record(
+                            &request,
+                            &decision,
+                            option.as_deref().unwrap_or("none (check)"),
+                        )?;
                     }
                     print_decision(args.format, &label, &request, &decision, option.as_deref());
                 }
                 Err(error) => {
                     failed = true;
                     match args.format {
-                        OutputFormat::Json => println!("{}", json!({ "source": label, "error": format!("{error:#}") })),
+                        OutputFormat::Json => println!(
+                            "{}",
+                            json!({ "source": label, "error": format!("{error:#}") })
+                        ),
                         OutputFormat::Text => eprintln!("acp-gate: {label}: {error:#}"),
                     }
                 }
@@ -63,17 +72,28 @@ fn read_documents(source: &Path) -> Result<Vec<(String, Result<Value>)>> {
         return Ok(documents);
     }
     let label = source.display().to_string();
-    let document = std::fs::read_to_string(source).context("cannot read").and_then(|text| parse(&text));
+    let document = std::fs::read_to_string(source)
+        .context("cannot read")
+        .and_then(|text| parse(&text));
     Ok(vec![(label, document)])
 }
 
-async fn decide(chain: &Chain, message: &Value, ctx: &SessionContext) -> Result<(ToolRequest, Decision)> {
+async fn decide(
+    chain: &Chain,
+    message: &Value,
+    ctx: &SessionContext,
+) -> Result<(ToolRequest, Decision)> {
     // A whole JSON-RPC message carries the params under `params`.
     let params = match message.get("method") {
         Some(method) if method != "session/request_permission" => {
-            anyhow::bail!("is a `{}` message, not session/request_permission", method.as_str().unwrap_or("?"))
+            anyhow::bail!(
+                "is a `{}` message, not session/request_permission",
+                method.as_str().unwrap_or("?")
+            )
         }
-        Some(_) => message.get("params").context("the JSON-RPC message has no `params`")?,
+        Some(_) => message
+            .get("params")
+            .context("the JSON-RPC message has no `params`")?,
         None => message,
     };
     let request = ToolRequest::from_permission_request(params, None, ctx)?;
@@ -81,7 +101,13 @@ async fn decide(chain: &Chain, message: &Value, ctx: &SessionContext) -> Result<
     Ok((request, decision))
 }
 
-fn print_decision(format: OutputFormat, label: &str, request: &ToolRequest, decision: &Decision, option: Option<&str>) {
+fn print_decision(
+    format: OutputFormat,
+    label: &str,
+    request: &ToolRequest,
+    decision: &Decision,
+    option: Option<&str>,
+) {
     if format == OutputFormat::Json {
         let line = json!({
             "source": label,
@@ -98,17 +124,37 @@ fn print_decision(format: OutputFormat, label: &str, request: &ToolRequest, deci
     }
     let style = Style::stdout();
     let subject = match &request.command {
-        Some(command) => command.shell.clone().or_else(|| command.argv.as_ref().map(|a| a.join(" "))).unwrap_or_default(),
-        None => request.paths.first().map_or_else(|| request.title.clone(), |p| p.raw.clone()),
+        Some(command) => command
+            .shell
+            .clone()
+            .or_else(|| command.argv.as_ref().map(|a| a.join(" ")))
+            .unwrap_or_default(),
+        None => request
+            .paths
+            .first()
+            .map_or_else(|| request.title.clone(), |p| p.raw.clone()),
     };
-    println!("{}  {}  {} {}", style.bold(label), style.outcome(decision.outcome), style.dim(request.kind.as_str()), subject);
+    println!(
+        "{}  {}  {} {}",
+        style.bold(label),
+        style.outcome(decision.outcome),
+        style.dim(request.kind.as_str()),
+        subject
+    );
     let answer = match option {
         Some(id) => format!("answer: option `{id}`"),
-        None if decision.outcome == crate::chain::Outcome::Ask => "answer: ask the user (or escalate)".to_owned(),
+        None if decision.outcome == crate::chain::Outcome::Ask => {
+            "answer: ask the user (or escalate)".to_owned()
+        }
         None => "answer: cancelled (no option of the needed kind offered)".to_owned(),
     };
     println!("  {}", style.dim(&answer));
-    let width = decision.handlers.iter().map(|h| h.name.len()).max().unwrap_or(0);
+    let width = decision
+        .handlers
+        .iter()
+        .map(|h| h.name.len())
+        .max()
+        .unwrap_or(0);
     for handler in &decision.handlers {
         let reason = handler.reason.as_deref().unwrap_or("");
         println!(

@@ -18,7 +18,11 @@ pub mod exit {
 }
 
 #[derive(Parser)]
-#[command(name = "acp-gate", version, about = "A permission gate for ACP coding agents: every request runs through a chain of sandboxed WebAssembly plugins.")]
+#[command(
+    name = "acp-gate",
+    version,
+    about = "A permission gate for ACP coding agents: every request runs through a chain of sandboxed WebAssembly plugins."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -57,7 +61,11 @@ impl PolicyArgs {
         if !workspace.is_dir() {
             anyhow::bail!("--workspace {}: not a directory", workspace.display());
         }
-        Ok(LoadOptions { handlers: self.handlers.clone(), org_handlers: self.org_handlers.clone(), workspace })
+        Ok(LoadOptions {
+            handlers: self.handlers.clone(),
+            org_handlers: self.org_handlers.clone(),
+            workspace,
+        })
     }
 }
 
@@ -91,10 +99,17 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
-            return ExitCode::from(if error.use_stderr() { exit::USAGE } else { exit::OK });
+            return ExitCode::from(if error.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            });
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("acp-gate: cannot start the async runtime: {error}");

@@ -140,11 +140,17 @@ impl LayerPaths {
     /// `.acp-gate/handlers.toml` and the user's `~/.config/acp-gate/handlers.toml`
     /// (`$ACP_GATE_USER_HANDLERS` overrides the latter). Files that do not exist are skipped,
     /// except those named by a flag or variable, which must exist.
-    pub fn discover(org: Option<&Path>, handlers: Option<&Path>, workspace: &Path) -> Result<LayerPaths> {
+    pub fn discover(
+        org: Option<&Path>,
+        handlers: Option<&Path>,
+        workspace: &Path,
+    ) -> Result<LayerPaths> {
         let org = match (org, std::env::var_os("ACP_GATE_ORG_HANDLERS")) {
             (Some(path), _) => Some(required(path)?),
             (None, Some(path)) => Some(required(Path::new(&path))?),
-            (None, None) => Some(PathBuf::from("/etc/acp-gate/handlers.toml")).filter(|p| p.exists()),
+            (None, None) => {
+                Some(PathBuf::from("/etc/acp-gate/handlers.toml")).filter(|p| p.exists())
+            }
         };
         let lower = match handlers {
             Some(path) => vec![(Tier::Project, required(path)?)],
@@ -244,18 +250,34 @@ struct Source<'a> {
 
 impl Source<'_> {
     fn line(&self, offset: usize) -> usize {
-        self.text[..offset.min(self.text.len())].matches('\n').count() + 1
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
     }
 
-    fn error<T>(&self, span: std::ops::Range<usize>, key: &str, message: impl std::fmt::Display) -> Result<T> {
-        bail!("{}:{}: {key}: {message}", self.path.display(), self.line(span.start))
+    fn error<T>(
+        &self,
+        span: std::ops::Range<usize>,
+        key: &str,
+        message: impl std::fmt::Display,
+    ) -> Result<T> {
+        bail!(
+            "{}:{}: {key}: {message}",
+            self.path.display(),
+            self.line(span.start)
+        )
     }
 }
 
 /// Reads every layer and merges them, or fails naming the first mistake.
 pub fn load(paths: &LayerPaths) -> Result<Policy> {
-    let mut policy =
-        Policy { default: DefaultDecision::Ask, handlers: Vec::new(), sources: Vec::new(), notices: Vec::new() };
+    let mut policy = Policy {
+        default: DefaultDecision::Ask,
+        handlers: Vec::new(),
+        sources: Vec::new(),
+        notices: Vec::new(),
+    };
     let mut default_set_by: Option<(Tier, DefaultDecision)> = None;
     let mut builtin_chain = true;
     let mut lower: Vec<(Tier, PathBuf)> = paths.lower.clone();
@@ -270,18 +292,30 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
     while index < layers.len() {
         let (tier, path) = layers[index].clone();
         index += 1;
-        let text = std::fs::read_to_string(&path).with_context(|| format!("{}: cannot read", path.display()))?;
-        let source = Source { path: &path, text: &text };
-        let file: FileSpec = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let source = Source {
+            path: &path,
+            text: &text,
+        };
+        let file: FileSpec =
+            toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         policy.sources.push((tier, path.clone()));
 
         if let Some(setting) = &file.settings.lower_layers {
             if tier != Tier::Org {
-                return source.error(setting.span(), "settings.lower_layers", "only an org file may set this");
+                return source.error(
+                    setting.span(),
+                    "settings.lower_layers",
+                    "only an org file may set this",
+                );
             }
             if *setting.get_ref() == LowerLayers::Ignore {
                 for (_, ignored) in layers.drain(index..) {
-                    policy.notices.push(format!("{} ignored: the org file forbids lower layers", ignored.display()));
+                    policy.notices.push(format!(
+                        "{} ignored: the org file forbids lower layers",
+                        ignored.display()
+                    ));
                 }
             }
         }
@@ -330,8 +364,16 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
 
     if builtin_chain {
         let mut floor = builtin::default_chain()?;
-        if let Some(clash) = floor.handlers.iter().find(|b| policy.handlers.iter().any(|h| h.name == b.name)) {
-            let user = policy.handlers.iter().find(|h| h.name == clash.name).unwrap();
+        if let Some(clash) = floor
+            .handlers
+            .iter()
+            .find(|b| policy.handlers.iter().any(|h| h.name == b.name))
+        {
+            let user = policy
+                .handlers
+                .iter()
+                .find(|h| h.name == clash.name)
+                .unwrap();
             bail!(
                 "{}:{}: handler.name: `{}` is the name of a handler of the built-in default chain; choose another",
                 user.file.display(),
@@ -350,7 +392,8 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
 /// Parses one file's text as a layer of its own (used for the built-in default chain).
 pub fn parse_layer(tier: Tier, path: &Path, text: &str) -> Result<Policy> {
     let source = Source { path, text };
-    let file: FileSpec = toml::from_str(text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let file: FileSpec =
+        toml::from_str(text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let handlers = file
         .handler
         .iter()
@@ -358,14 +401,22 @@ pub fn parse_layer(tier: Tier, path: &Path, text: &str) -> Result<Policy> {
         .map(|(position, entry)| handler_spec(&source, tier, position, entry))
         .collect::<Result<Vec<_>>>()?;
     Ok(Policy {
-        default: file.settings.default.map_or(DefaultDecision::Ask, |d| *d.get_ref()),
+        default: file
+            .settings
+            .default
+            .map_or(DefaultDecision::Ask, |d| *d.get_ref()),
         handlers,
         sources: vec![(tier, path.to_path_buf())],
         notices: Vec::new(),
     })
 }
 
-fn handler_spec(source: &Source, tier: Tier, position: usize, entry: &Spanned<HandlerEntry>) -> Result<HandlerSpec> {
+fn handler_spec(
+    source: &Source,
+    tier: Tier,
+    position: usize,
+    entry: &Spanned<HandlerEntry>,
+) -> Result<HandlerSpec> {
     let line = source.line(entry.span().start);
     let entry = entry.get_ref();
     let key = |field: &str| format!("handler[{position}].{field}");
@@ -382,14 +433,21 @@ fn handler_spec(source: &Source, tier: Tier, position: usize, entry: &Spanned<Ha
                 return source.error(
                     entry.plugin.span(),
                     &key("plugin"),
-                    format!("unknown built-in plugin `{plugin_text}` (built-ins: {})", builtin::names().join(", ")),
+                    format!(
+                        "unknown built-in plugin `{plugin_text}` (built-ins: {})",
+                        builtin::names().join(", ")
+                    ),
                 );
             }
         },
         None => {
             let relative = Path::new(plugin_text);
             let base = source.path.parent().unwrap_or(Path::new("."));
-            let path = if relative.is_absolute() { relative.to_path_buf() } else { base.join(relative) };
+            let path = if relative.is_absolute() {
+                relative.to_path_buf()
+            } else {
+                base.join(relative)
+            };
             if !path.is_file() {
                 return source.error(
                     entry.plugin.span(),
@@ -405,19 +463,31 @@ fn handler_spec(source: &Source, tier: Tier, position: usize, entry: &Spanned<Ha
         Some(pin) => {
             let pin_text = pin.get_ref().trim().to_ascii_lowercase();
             if pin_text.len() != 64 || !pin_text.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return source.error(pin.span(), &key("sha256"), "must be 64 hexadecimal digits (see `acp-gate plugin hash`)");
+                return source.error(
+                    pin.span(),
+                    &key("sha256"),
+                    "must be 64 hexadecimal digits (see `acp-gate plugin hash`)",
+                );
             }
             Some(pin_text)
         }
         None if tier == Tier::Org && matches!(plugin, PluginRef::File(_)) => {
-            return source.error(entry.plugin.span(), &key("sha256"), "an org file must pin every plugin file by sha256");
+            return source.error(
+                entry.plugin.span(),
+                &key("sha256"),
+                "an org file must pin every plugin file by sha256",
+            );
         }
         None => None,
     };
 
     let on_error = *entry.on_error.get_ref();
     if on_error == OnError::Abstain && entry.control != Control::Optional {
-        return source.error(entry.on_error.span(), &key("on_error"), "`abstain` is only for optional handlers");
+        return source.error(
+            entry.on_error.span(),
+            &key("on_error"),
+            "`abstain` is only for optional handlers",
+        );
     }
 
     let mut limits = Limits::default();
@@ -469,7 +539,11 @@ fn handler_spec(source: &Source, tier: Tier, position: usize, entry: &Spanned<Ha
                     return source.error(
                         name.span(),
                         &key("imports"),
-                        format!("unknown grant `{}` (grants: {})", name.get_ref(), known.join(", ")),
+                        format!(
+                            "unknown grant `{}` (grants: {})",
+                            name.get_ref(),
+                            known.join(", ")
+                        ),
                     );
                 };
                 grants.insert(grant);
@@ -484,10 +558,18 @@ fn handler_spec(source: &Source, tier: Tier, position: usize, entry: &Spanned<Ha
         let table = case.get_ref();
         let test_key = key(&format!("test[{number}]"));
         let Some(expect) = table.get("expect").and_then(|v| v.as_str()) else {
-            return source.error(case.span(), &format!("{test_key}.expect"), "missing (allow | deny | ask | abstain)");
+            return source.error(
+                case.span(),
+                &format!("{test_key}.expect"),
+                "missing (allow | deny | ask | abstain)",
+            );
         };
         if !["allow", "deny", "ask", "abstain"].contains(&expect) {
-            return source.error(case.span(), &format!("{test_key}.expect"), format!("`{expect}` is not allow | deny | ask | abstain"));
+            return source.error(
+                case.span(),
+                &format!("{test_key}.expect"),
+                format!("`{expect}` is not allow | deny | ask | abstain"),
+            );
         }
         let mut request = table.clone();
         request.remove("expect");

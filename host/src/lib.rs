@@ -54,7 +54,11 @@ pub struct LoadOptions {
 /// Reads the layered `handlers.toml` files (or the built-in default chain), loads every plugin
 /// and runs the inline tests: the one way every command gets its [`Chain`].
 pub async fn load_chain(options: &LoadOptions) -> Result<Chain> {
-    let layers = LayerPaths::discover(options.org_handlers.as_deref(), options.handlers.as_deref(), &options.workspace)?;
+    let layers = LayerPaths::discover(
+        options.org_handlers.as_deref(),
+        options.handlers.as_deref(),
+        &options.workspace,
+    )?;
     let policy = config::load(&layers)?;
     let runtime = Runtime::new(CompileCache::default_dir())?;
     let ctx = SessionContext::for_workspace("inline-test", &options.workspace);

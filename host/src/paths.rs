@@ -28,7 +28,11 @@ pub fn expand(raw: &str, cwd: &Path, home: &Path) -> PathBuf {
         }
     });
     let path = expanded.unwrap_or_else(|| PathBuf::from(raw));
-    if path.is_absolute() { path } else { cwd.join(path) }
+    if path.is_absolute() {
+        path
+    } else {
+        cwd.join(path)
+    }
 }
 
 /// The path the kernel would open for `raw`: expanded and absolute, `.` and doubled slashes
@@ -85,7 +89,12 @@ fn resolve_absolute(path: &Path) -> Resolution {
     }
     let exists = std::fs::metadata(&done).is_ok();
     let case_insensitive = is_case_insensitive(&done);
-    Resolution { canonical: done, exists, through_symlink, case_insensitive }
+    Resolution {
+        canonical: done,
+        exists,
+        through_symlink,
+        case_insensitive,
+    }
 }
 
 /// The path's normal and `..` components; `.`, roots and doubled slashes dropped.
@@ -102,19 +111,33 @@ fn components_of(path: &Path) -> Vec<std::ffi::OsString> {
 /// Whether the file system holding `path`'s nearest existing ancestor folds case: the same
 /// entry is found under a case-swapped name.
 fn is_case_insensitive(path: &Path) -> bool {
-    let Some(existing) = path.ancestors().find(|p| p.parent().is_some() && p.exists()) else {
+    let Some(existing) = path
+        .ancestors()
+        .find(|p| p.parent().is_some() && p.exists())
+    else {
         return false;
     };
-    let Some(name) = existing.file_name().and_then(|n| n.to_str()) else { return false };
+    let Some(name) = existing.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
     let swapped: String = name
         .chars()
-        .map(|c| if c.is_lowercase() { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() })
+        .map(|c| {
+            if c.is_lowercase() {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
         .collect();
     if swapped == name {
         return false;
     }
     use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(existing), std::fs::metadata(existing.with_file_name(swapped))) {
+    match (
+        std::fs::metadata(existing),
+        std::fs::metadata(existing.with_file_name(swapped)),
+    ) {
         (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
         _ => false,
     }
@@ -144,8 +167,14 @@ mod tests {
     #[test]
     fn normalise_folds_dots_and_slashes() {
         let (cwd, home) = (Path::new("/nonexistent-w"), Path::new("/h"));
-        assert_eq!(normalise("a//b/./c/../d", cwd, home), Path::new("/nonexistent-w/a/b/d"));
-        assert_eq!(normalise("../../../../etc/passwd", cwd, home), Path::new("/etc/passwd"));
+        assert_eq!(
+            normalise("a//b/./c/../d", cwd, home),
+            Path::new("/nonexistent-w/a/b/d")
+        );
+        assert_eq!(
+            normalise("../../../../etc/passwd", cwd, home),
+            Path::new("/etc/passwd")
+        );
     }
 
     #[test]
@@ -157,7 +186,10 @@ mod tests {
         std::fs::create_dir_all(&ws).unwrap();
         std::os::unix::fs::symlink(&outside, ws.join("link")).unwrap();
         let home = Path::new("/h");
-        assert_eq!(normalise("link/../secret", &ws, home), dir.join("outside/secret"));
+        assert_eq!(
+            normalise("link/../secret", &ws, home),
+            dir.join("outside/secret")
+        );
     }
 
     #[test]
@@ -177,6 +209,17 @@ mod tests {
         let r = resolve("plain/new.txt", &ws, home);
         assert_eq!(r.canonical, ws.join("plain/new.txt"));
         assert!(!r.through_symlink);
+    }
+
+    proptest::proptest! {
+        /// Whatever the agent sends, normalisation terminates with an absolute path free of
+        /// `.` and `..`, and never panics.
+        #[test]
+        fn normalise_always_gives_a_clean_absolute_path(raw in "(~|\\$HOME|\\$\\{HOME\\}|/|\\.\\.|\\.|//|[a-zA-Z0-9 _\\-\\\\:é\u{0301}\u{200b}]|/)*") {
+            let out = normalise(&raw, Path::new("/w/s"), Path::new("/h"));
+            proptest::prop_assert!(out.is_absolute(), "{out:?}");
+            proptest::prop_assert!(!out.components().any(|c| matches!(c, Component::ParentDir | Component::CurDir)), "{out:?}");
+        }
     }
 
     #[test]

@@ -71,11 +71,17 @@ pub fn run(command: PluginCommand) -> Result<ExitCode> {
                 None => default_grants(),
                 Some(names) => names
                     .iter()
-                    .map(|n| Grant::parse(n).with_context(|| format!("--imports: unknown grant `{n}`")))
+                    .map(|n| {
+                        Grant::parse(n).with_context(|| format!("--imports: unknown grant `{n}`"))
+                    })
                     .collect::<Result<BTreeSet<_>>>()?,
             };
             let plugin = runtime()?.load(&label(&args.file), &read(&args.file)?, None, &grants)?;
-            println!("{}: ok, a plugin for acp-gate:plugin@{WIT_VERSION} (sha256 {})", args.file.display(), plugin.info.digest);
+            println!(
+                "{}: ok, a plugin for acp-gate:plugin@{WIT_VERSION} (sha256 {})",
+                args.file.display(),
+                plugin.info.digest
+            );
         }
     }
     Ok(ExitCode::from(exit::OK))

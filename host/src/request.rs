@@ -127,7 +127,9 @@ impl SessionContext {
             session_id: session_id.to_owned(),
             cwd: workspace.to_path_buf(),
             workspace_roots: vec![workspace.to_path_buf()],
-            home: std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| "/".into()),
+            home: std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| "/".into()),
         }
     }
 }
@@ -156,9 +158,20 @@ pub struct ToolRequest {
 }
 
 /// `rawInput` keys that name the file a tool works on.
-const PATH_KEYS: &[&str] = &["file_path", "path", "filePath", "notebook_path", "filename", "file"];
+const PATH_KEYS: &[&str] = &[
+    "file_path",
+    "path",
+    "filePath",
+    "notebook_path",
+    "filename",
+    "file",
+];
 /// `rawInput` keys of a move's source and destination.
-const MOVE_KEYS: &[(&str, &str)] = &[("source", "destination"), ("old_path", "new_path"), ("from", "to")];
+const MOVE_KEYS: &[(&str, &str)] = &[
+    ("source", "destination"),
+    ("old_path", "new_path"),
+    ("from", "to"),
+];
 
 impl ToolRequest {
     /// Normalises the params of a `session/request_permission`. `earlier` is the merged state of
@@ -172,7 +185,10 @@ impl ToolRequest {
         let Some(tool_call) = params.get("toolCall").and_then(Value::as_object) else {
             bail!("session/request_permission params have no `toolCall` object");
         };
-        let mut merged = earlier.and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut merged = earlier
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
         for (key, value) in tool_call {
             if !value.is_null() {
                 merged.insert(key.clone(), value.clone());
@@ -182,10 +198,15 @@ impl ToolRequest {
             None | Some(Value::Null) => Vec::new(),
             Some(options) => parse_options(options)?,
         };
-        let session_id = params.get("sessionId").and_then(Value::as_str).unwrap_or(&ctx.session_id);
+        let session_id = params
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .unwrap_or(&ctx.session_id);
         let mut request = ToolRequest::empty(RequestSource::PermissionRequest, ctx, params.clone());
         request.session_id = session_id.to_owned();
-        request.tool_call_id = str_field(&merged, "toolCallId").unwrap_or_default().to_owned();
+        request.tool_call_id = str_field(&merged, "toolCallId")
+            .unwrap_or_default()
+            .to_owned();
         request.options = options;
         request.fill_from_tool_call(&merged);
         Ok(request)
@@ -209,7 +230,11 @@ impl ToolRequest {
         request.title = format!("Write {path}");
         request.add_path(path, Access::Write, "fs/write_text_file");
         let absolute = request.normalise(path);
-        request.diffs.push(Diff { path: absolute, old_text: None, new_text: content.to_owned() });
+        request.diffs.push(Diff {
+            path: absolute,
+            old_text: None,
+            new_text: content.to_owned(),
+        });
         request
     }
 
@@ -220,12 +245,18 @@ impl ToolRequest {
         cwd: Option<&str>,
         ctx: &SessionContext,
     ) -> ToolRequest {
-        let argv: Vec<String> = std::iter::once(command.to_owned()).chain(args.iter().cloned()).collect();
-        let raw = json!({ "method": "terminal/create", "command": command, "args": args, "cwd": cwd });
+        let argv: Vec<String> = std::iter::once(command.to_owned())
+            .chain(args.iter().cloned())
+            .collect();
+        let raw =
+            json!({ "method": "terminal/create", "command": command, "args": args, "cwd": cwd });
         let mut request = ToolRequest::empty(RequestSource::TerminalCreate, ctx, raw);
         request.kind = ToolKind::Execute;
         request.title = argv.join(" ");
-        request.command = Some(CommandLine { argv: Some(argv), shell: None });
+        request.command = Some(CommandLine {
+            argv: Some(argv),
+            shell: None,
+        });
         if let Some(cwd) = cwd {
             request.set_cwd(cwd);
         }
@@ -265,8 +296,17 @@ impl ToolRequest {
             return;
         }
         let absolute = self.normalise(raw);
-        if !self.paths.iter().any(|p| p.absolute == absolute && p.access == access) {
-            self.paths.push(PathRef { raw: raw.to_owned(), absolute, access, origin: origin.to_owned() });
+        if !self
+            .paths
+            .iter()
+            .any(|p| p.absolute == absolute && p.access == access)
+        {
+            self.paths.push(PathRef {
+                raw: raw.to_owned(),
+                absolute,
+                access,
+                origin: origin.to_owned(),
+            });
         }
     }
 
@@ -287,17 +327,29 @@ impl ToolRequest {
             .and_then(|m| m.pointer("/claudeCode/toolName"))
             .and_then(Value::as_str)
             .map(str::to_owned);
-        let input = call.get("rawInput").and_then(Value::as_object).cloned().unwrap_or_default();
+        let input = call
+            .get("rawInput")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
 
         if let Some(cwd) = str_field(&input, "cwd") {
             self.set_cwd(cwd);
         }
         self.command = command_from_input(&input);
         self.diffs = self.diffs_from(call, &input);
-        self.kind = derive_kind(self.declared_kind, &input, self.command.is_some(), !self.diffs.is_empty());
+        self.kind = derive_kind(
+            self.declared_kind,
+            &input,
+            self.command.is_some(),
+            !self.diffs.is_empty(),
+        );
         if self.command.is_none() && self.kind == ToolKind::Execute && !self.title.is_empty() {
             // Gemini CLI sends shell commands only in the title: "CMD [in DIR] (DESCRIPTION)".
-            self.command = Some(CommandLine { argv: None, shell: Some(command_from_title(&self.title)) });
+            self.command = Some(CommandLine {
+                argv: None,
+                shell: Some(command_from_title(&self.title)),
+            });
         }
 
         let access = access_for(self.kind);
@@ -318,11 +370,19 @@ impl ToolRequest {
             }
         }
         if let Some(locations) = call.get("locations").and_then(Value::as_array) {
-            for path in locations.iter().filter_map(|l| l.get("path")).filter_map(Value::as_str) {
+            for path in locations
+                .iter()
+                .filter_map(|l| l.get("path"))
+                .filter_map(Value::as_str)
+            {
                 self.add_path(path, access, "locations");
             }
         }
-        let diff_paths: Vec<String> = self.diffs.iter().map(|d| d.path.display().to_string()).collect();
+        let diff_paths: Vec<String> = self
+            .diffs
+            .iter()
+            .map(|d| d.path.display().to_string())
+            .collect();
         for path in diff_paths {
             self.add_path(&path, Access::Write, "diff");
         }
@@ -330,7 +390,12 @@ impl ToolRequest {
 
     fn diffs_from(&self, call: &Map<String, Value>, input: &Map<String, Value>) -> Vec<Diff> {
         let mut diffs = Vec::new();
-        for item in call.get("content").and_then(Value::as_array).into_iter().flatten() {
+        for item in call
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if item.get("type").and_then(Value::as_str) != Some("diff") {
                 continue;
             }
@@ -340,8 +405,15 @@ impl ToolRequest {
             ) else {
                 continue;
             };
-            let old_text = item.get("oldText").and_then(Value::as_str).map(str::to_owned);
-            diffs.push(Diff { path: self.normalise(path), old_text, new_text: new_text.to_owned() });
+            let old_text = item
+                .get("oldText")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            diffs.push(Diff {
+                path: self.normalise(path),
+                old_text,
+                new_text: new_text.to_owned(),
+            });
         }
         let file = PATH_KEYS.iter().find_map(|key| str_field(input, key));
         if let (true, Some(file)) = (diffs.is_empty(), file) {
@@ -367,29 +439,57 @@ fn parse_options(options: &Value) -> Result<Vec<PermissionOption>> {
     let list = options.as_array().context("`options` is not an array")?;
     let mut parsed = Vec::new();
     for option in list {
-        let id = option.get("optionId").and_then(Value::as_str).context("an option has no `optionId`")?;
+        let id = option
+            .get("optionId")
+            .and_then(Value::as_str)
+            .context("an option has no `optionId`")?;
         let kind = option.get("kind").cloned().unwrap_or(Value::Null);
         // An option of a kind this host does not know can never be selected: leave it out.
-        let Ok(kind) = serde_json::from_value::<OptionKind>(kind) else { continue };
+        let Ok(kind) = serde_json::from_value::<OptionKind>(kind) else {
+            continue;
+        };
         let name = option.get("name").and_then(Value::as_str).unwrap_or(id);
-        parsed.push(PermissionOption { id: id.to_owned(), name: name.to_owned(), kind });
+        parsed.push(PermissionOption {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            kind,
+        });
     }
     Ok(parsed)
 }
 
 /// `rawInput.command` as a shell string (Claude Code) or an argv array (Codex).
 fn command_from_input(input: &Map<String, Value>) -> Option<CommandLine> {
-    match input.get("command").or_else(|| input.get("cmd")).or_else(|| input.get("argv"))? {
-        Value::String(shell) => Some(CommandLine { argv: None, shell: Some(shell.clone()) }),
+    match input
+        .get("command")
+        .or_else(|| input.get("cmd"))
+        .or_else(|| input.get("argv"))?
+    {
+        Value::String(shell) => Some(CommandLine {
+            argv: None,
+            shell: Some(shell.clone()),
+        }),
         Value::Array(words) => {
-            let argv = words.iter().map(|w| w.as_str().map(str::to_owned)).collect::<Option<Vec<_>>>();
+            let argv = words
+                .iter()
+                .map(|w| w.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>();
             // An argv with a non-string word is not a command we can judge: keep it as text.
             Some(match argv {
-                Some(argv) => CommandLine { argv: Some(argv), shell: None },
-                None => CommandLine { argv: None, shell: Some(Value::Array(words.clone()).to_string()) },
+                Some(argv) => CommandLine {
+                    argv: Some(argv),
+                    shell: None,
+                },
+                None => CommandLine {
+                    argv: None,
+                    shell: Some(Value::Array(words.clone()).to_string()),
+                },
             })
         }
-        other => Some(CommandLine { argv: None, shell: Some(other.to_string()) }),
+        other => Some(CommandLine {
+            argv: None,
+            shell: Some(other.to_string()),
+        }),
     }
 }
 
@@ -411,11 +511,19 @@ fn command_from_title(title: &str) -> String {
 
 /// The kind the content shows, whatever the agent declared: a command executes, a text to
 /// write edits, a URL fetches. Without such evidence the declared kind stands.
-fn derive_kind(declared: Option<ToolKind>, input: &Map<String, Value>, has_command: bool, has_diff: bool) -> ToolKind {
+fn derive_kind(
+    declared: Option<ToolKind>,
+    input: &Map<String, Value>,
+    has_command: bool,
+    has_diff: bool,
+) -> ToolKind {
     if has_command {
         return ToolKind::Execute;
     }
-    if MOVE_KEYS.iter().any(|(from, to)| input.contains_key(*from) && input.contains_key(*to)) {
+    if MOVE_KEYS
+        .iter()
+        .any(|(from, to)| input.contains_key(*from) && input.contains_key(*to))
+    {
         return ToolKind::Move;
     }
     if has_diff {
@@ -438,7 +546,11 @@ fn derive_kind(declared: Option<ToolKind>, input: &Map<String, Value>, has_comma
 /// What a kind does to the paths it names; kinds that do not say are treated as writes.
 fn access_for(kind: ToolKind) -> Access {
     match kind {
-        ToolKind::Read | ToolKind::Search | ToolKind::Execute | ToolKind::Fetch | ToolKind::Think => Access::Read,
+        ToolKind::Read
+        | ToolKind::Search
+        | ToolKind::Execute
+        | ToolKind::Fetch
+        | ToolKind::Think => Access::Read,
         ToolKind::Delete => Access::Delete,
         ToolKind::Edit | ToolKind::Move | ToolKind::SwitchMode | ToolKind::Other => Access::Write,
     }
@@ -458,7 +570,11 @@ pub fn params_from_shorthand(case: &Value) -> Result<Value> {
     let mut title = case.get("title").and_then(Value::as_str).map(str::to_owned);
     if let Some(command) = case.get("command") {
         raw_input.insert("command".into(), command.clone());
-        title.get_or_insert_with(|| command.as_str().map_or_else(|| command.to_string(), str::to_owned));
+        title.get_or_insert_with(|| {
+            command
+                .as_str()
+                .map_or_else(|| command.to_string(), str::to_owned)
+        });
     }
     if let Some(argv) = case.get("argv") {
         raw_input.insert("command".into(), argv.clone());
@@ -466,7 +582,9 @@ pub fn params_from_shorthand(case: &Value) -> Result<Value> {
     }
     if let Some(path) = case.get("path") {
         raw_input.insert("file_path".into(), path.clone());
-        title.get_or_insert_with(|| format!("{} {}", kind.unwrap_or("read"), path.as_str().unwrap_or("")));
+        title.get_or_insert_with(|| {
+            format!("{} {}", kind.unwrap_or("read"), path.as_str().unwrap_or(""))
+        });
     }
     for key in ["content", "old_string", "new_string", "url", "cwd"] {
         if let Some(value) = case.get(key) {
@@ -532,7 +650,10 @@ mod tests {
 
     #[test]
     fn declared_read_with_a_command_is_still_execute() {
-        let r = normalise(json!({"toolCall": {"toolCallId": "t", "kind": "read", "rawInput": {"command": "rm -rf /"}}}), None);
+        let r = normalise(
+            json!({"toolCall": {"toolCallId": "t", "kind": "read", "rawInput": {"command": "rm -rf /"}}}),
+            None,
+        );
         assert_eq!(r.kind, ToolKind::Execute);
         assert_eq!(r.declared_kind, Some(ToolKind::Read));
     }
@@ -540,9 +661,15 @@ mod tests {
     #[test]
     fn earlier_tool_call_update_supplies_kind_and_input() {
         let earlier = json!({"toolCallId": "t", "kind": "edit", "rawInput": {"file_path": "~/.ssh/authorized_keys", "content": "k"}});
-        let r = normalise(json!({"toolCall": {"toolCallId": "t", "title": "Write"}}), Some(earlier));
+        let r = normalise(
+            json!({"toolCall": {"toolCallId": "t", "title": "Write"}}),
+            Some(earlier),
+        );
         assert_eq!(r.kind, ToolKind::Edit);
-        assert_eq!(r.paths[0].absolute, Path::new("/home/u/.ssh/authorized_keys"));
+        assert_eq!(
+            r.paths[0].absolute,
+            Path::new("/home/u/.ssh/authorized_keys")
+        );
         assert_eq!(r.paths[0].access, Access::Write);
         assert_eq!(r.diffs[0].new_text, "k");
     }
@@ -553,14 +680,20 @@ mod tests {
             json!({"toolCall": {"toolCallId": "t", "rawInput": {"command": ["bash", "-lc", "cargo test"], "cwd": "/elsewhere"}}}),
             None,
         );
-        assert_eq!(r.command.unwrap().argv.unwrap(), ["bash", "-lc", "cargo test"]);
+        assert_eq!(
+            r.command.unwrap().argv.unwrap(),
+            ["bash", "-lc", "cargo test"]
+        );
         assert_eq!(r.cwd, Path::new("/elsewhere"));
         assert_eq!(r.paths[0].origin, "cwd");
     }
 
     #[test]
     fn gemini_command_in_title_and_diff_locations() {
-        let r = normalise(json!({"toolCall": {"toolCallId": "t", "kind": "execute", "title": "rm -rf ~ [in /ws] (clean up)"}}), None);
+        let r = normalise(
+            json!({"toolCall": {"toolCallId": "t", "kind": "execute", "title": "rm -rf ~ [in /ws] (clean up)"}}),
+            None,
+        );
         assert_eq!(r.command.unwrap().shell.as_deref(), Some("rm -rf ~"));
         let r = normalise(
             json!({"toolCall": {"toolCallId": "t", "kind": "edit", "title": "WriteFile",
@@ -568,13 +701,20 @@ mod tests {
                 "content": [{"type": "diff", "path": "/etc/passwd", "oldText": null, "newText": "x"}]}}),
             None,
         );
-        let written: Vec<_> = r.paths.iter().map(|p| p.absolute.display().to_string()).collect();
+        let written: Vec<_> = r
+            .paths
+            .iter()
+            .map(|p| p.absolute.display().to_string())
+            .collect();
         assert_eq!(written, ["/ws/a.rs", "/etc/passwd"]);
     }
 
     #[test]
     fn unknown_option_kinds_are_dropped_and_missing_tool_call_is_an_error() {
-        let r = normalise(json!({"toolCall": {}, "options": [{"optionId": "x", "kind": "maybe"}]}), None);
+        let r = normalise(
+            json!({"toolCall": {}, "options": [{"optionId": "x", "kind": "maybe"}]}),
+            None,
+        );
         assert!(r.options.is_empty());
         assert_eq!(r.kind, ToolKind::Other);
         assert!(ToolRequest::from_permission_request(&json!({}), None, &ctx()).is_err());

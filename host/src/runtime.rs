@@ -53,7 +53,10 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { timeout: Duration::from_millis(250), memory_bytes: 64 << 20 }
+        Limits {
+            timeout: Duration::from_millis(250),
+            memory_bytes: 64 << 20,
+        }
     }
 }
 
@@ -78,8 +81,14 @@ pub enum Grant {
 }
 
 impl Grant {
-    pub const ALL: [Grant; 6] =
-        [Grant::Log, Grant::Paths, Grant::WasiCli, Grant::WasiClocks, Grant::WasiRandom, Grant::WasiFilesystem];
+    pub const ALL: [Grant; 6] = [
+        Grant::Log,
+        Grant::Paths,
+        Grant::WasiCli,
+        Grant::WasiClocks,
+        Grant::WasiRandom,
+        Grant::WasiFilesystem,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -95,7 +104,6 @@ impl Grant {
     pub fn parse(name: &str) -> Option<Grant> {
         Grant::ALL.into_iter().find(|g| g.name() == name)
     }
-
 }
 
 /// What importing an interface takes.
@@ -116,7 +124,9 @@ impl Need {
             "acp-gate:plugin/types" => Need::Nothing,
             "acp-gate:plugin/log" => Need::Grant(Grant::Log),
             "acp-gate:plugin/paths" => Need::Grant(Grant::Paths),
-            _ if interface.starts_with("wasi:cli/") || interface.starts_with("wasi:io/") => Need::Grant(Grant::WasiCli),
+            _ if interface.starts_with("wasi:cli/") || interface.starts_with("wasi:io/") => {
+                Need::Grant(Grant::WasiCli)
+            }
             _ if interface.starts_with("wasi:clocks/") => Need::Grant(Grant::WasiClocks),
             _ if interface.starts_with("wasi:random/") => Need::Grant(Grant::WasiRandom),
             _ if interface.starts_with("wasi:filesystem/") => Need::Grant(Grant::WasiFilesystem),
@@ -168,18 +178,24 @@ impl Runtime {
         config.wasm_component_model(true);
         let engine = Engine::new(&config)?;
         let weak = engine.weak();
-        std::thread::Builder::new().name("acp-gate-epoch".into()).spawn(move || {
-            while let Some(engine) = weak.upgrade() {
-                engine.increment_epoch();
-                drop(engine);
-                std::thread::sleep(EPOCH_TICK);
-            }
-        })?;
+        std::thread::Builder::new()
+            .name("acp-gate-epoch".into())
+            .spawn(move || {
+                while let Some(engine) = weak.upgrade() {
+                    engine.increment_epoch();
+                    drop(engine);
+                    std::thread::sleep(EPOCH_TICK);
+                }
+            })?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         bindings::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
         let cache = cache_dir.map(|dir| CompileCache::new(dir, &engine));
-        Ok(Arc::new(Runtime { engine, linker, cache }))
+        Ok(Arc::new(Runtime {
+            engine,
+            linker,
+            cache,
+        }))
     }
 
     /// Compiles (or takes from the cache) and describes a component, without checking grants:
@@ -192,7 +208,13 @@ impl Runtime {
 
     /// Loads a plugin: checks the pin, compiles (or takes the cached artifact), refuses imports
     /// beyond `grants`, checks the export against this host's WIT, and pre-links it.
-    pub fn load(&self, label: &str, bytes: &[u8], pin: Option<&str>, grants: &BTreeSet<Grant>) -> Result<LoadedPlugin> {
+    pub fn load(
+        &self,
+        label: &str,
+        bytes: &[u8],
+        pin: Option<&str>,
+        grants: &BTreeSet<Grant>,
+    ) -> Result<LoadedPlugin> {
         let digest = hex(&Sha256::digest(bytes));
         if let Some(pin) = pin
             && !pin.eq_ignore_ascii_case(&digest)
@@ -207,7 +229,9 @@ impl Runtime {
             .filter_map(|(import, need)| match need {
                 Need::Nothing => None,
                 Need::Grant(grant) if grants.contains(grant) => None,
-                Need::Grant(grant) => Some(format!("`{import}` (needs the `{}` grant)", grant.name())),
+                Need::Grant(grant) => {
+                    Some(format!("`{import}` (needs the `{}` grant)", grant.name()))
+                }
                 Need::Refused => Some(format!("`{import}` (never granted to plugins)")),
             })
             .collect();
@@ -218,7 +242,11 @@ impl Runtime {
             );
         }
         let expected = format!("acp-gate:plugin/handler@{WIT_VERSION}");
-        if let Some(other) = info.exports.iter().find(|e| e.starts_with("acp-gate:plugin/handler@") && **e != expected) {
+        if let Some(other) = info
+            .exports
+            .iter()
+            .find(|e| e.starts_with("acp-gate:plugin/handler@") && **e != expected)
+        {
             bail!("{label}: built for `{other}`, but this acp-gate implements `{expected}`");
         }
         let instance_pre = self
@@ -226,9 +254,16 @@ impl Runtime {
             .instantiate_pre(&component)
             .map_err(|e| anyhow::anyhow!("{label}: cannot be linked: {e:#}"))?;
         let pre = bindings::PluginPre::new(instance_pre).map_err(|e| {
-            anyhow::anyhow!("{label}: does not implement the `plugin` world of {expected} (exports: {:?}): {e}", info.exports)
+            anyhow::anyhow!(
+                "{label}: does not implement the `plugin` world of {expected} (exports: {:?}): {e}",
+                info.exports
+            )
         })?;
-        Ok(LoadedPlugin { label: label.to_owned(), info, pre })
+        Ok(LoadedPlugin {
+            label: label.to_owned(),
+            info,
+            pre,
+        })
     }
 
     fn compile(&self, label: &str, bytes: &[u8], digest: &str) -> Result<Component> {
@@ -236,7 +271,10 @@ impl Runtime {
         // A first compile takes from ~0.1 s (Rust) to seconds (Python, JavaScript): say so.
         let progress = || {
             if std::io::stderr().is_terminal() {
-                eprintln!("acp-gate: compiling {label} ({} KiB; first use, cached afterwards)…", bytes.len() >> 10);
+                eprintln!(
+                    "acp-gate: compiling {label} ({} KiB; first use, cached afterwards)…",
+                    bytes.len() >> 10
+                );
             }
         };
         match &self.cache {
@@ -251,14 +289,31 @@ impl Runtime {
 
     fn describe(&self, component: &Component, digest: String, size: usize) -> ComponentInfo {
         let ty = component.component_type();
-        let imports = ty.imports(&self.engine).map(|(name, _)| (name.to_owned(), Need::of(name))).collect();
-        let exports = ty.exports(&self.engine).map(|(name, _)| name.to_owned()).collect();
-        ComponentInfo { digest, size, imports, exports }
+        let imports = ty
+            .imports(&self.engine)
+            .map(|(name, _)| (name.to_owned(), Need::of(name)))
+            .collect();
+        let exports = ty
+            .exports(&self.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        ComponentInfo {
+            digest,
+            size,
+            imports,
+            exports,
+        }
     }
 
     /// Runs one evaluation in a fresh instance. Never panics and never returns `Allow` for a
     /// failure: every trap, timeout, memory cap or plugin error comes back as `Err(why)`.
-    pub async fn evaluate(&self, plugin: &LoadedPlugin, request: &ToolRequest, config: &str, limits: Limits) -> Evaluation {
+    pub async fn evaluate(
+        &self,
+        plugin: &LoadedPlugin,
+        request: &ToolRequest,
+        config: &str,
+        limits: Limits,
+    ) -> Evaluation {
         let started = Instant::now();
         let deadline = limits.timeout + EPOCH_TICK * 4;
         let run = async {
@@ -268,22 +323,38 @@ impl Runtime {
         };
         // The epoch deadline stops guest code; the wall clock also stops a guest blocked in the host.
         let (outcome, logs) = match tokio::time::timeout(deadline, run).await {
-            Err(_) => (Err(format!("timed out after {} ms", limits.timeout.as_millis())), Vec::new()),
+            Err(_) => (
+                Err(format!("timed out after {} ms", limits.timeout.as_millis())),
+                Vec::new(),
+            ),
             Ok(Err(error)) => (Err(error), Vec::new()),
             Ok(Ok((outcome, logs))) => (outcome, logs),
         };
-        Evaluation { outcome, logs, elapsed: started.elapsed() }
+        Evaluation {
+            outcome,
+            logs,
+            elapsed: started.elapsed(),
+        }
     }
 
     /// A fresh instance of `plugin` in its own store, with `limits`. `request` gives the
     /// directories that `paths.resolve` works from.
-    pub async fn instantiate(&self, plugin: &LoadedPlugin, request: &ToolRequest, limits: Limits) -> Result<Instance, String> {
+    pub async fn instantiate(
+        &self,
+        plugin: &LoadedPlugin,
+        request: &ToolRequest,
+        limits: Limits,
+    ) -> Result<Instance, String> {
         let mut store = Store::new(&self.engine, SandboxState::new(request, limits));
         store.limiter(|state| &mut state.limits);
         store.set_epoch_deadline(ticks(limits.timeout));
         store.epoch_deadline_trap();
         match plugin.pre.instantiate_async(&mut store).await {
-            Ok(bindings) => Ok(Instance { store, bindings, limits }),
+            Ok(bindings) => Ok(Instance {
+                store,
+                bindings,
+                limits,
+            }),
             Err(trap) => Err(describe_trap(&trap, limits)),
         }
     }
@@ -299,10 +370,19 @@ pub struct Instance {
 
 impl Instance {
     /// Calls the plugin's `evaluate` under the CPU deadline. A trap leaves the instance unusable.
-    pub async fn evaluate(&mut self, request: &ToolRequest, config: &str) -> Result<Verdict, String> {
+    pub async fn evaluate(
+        &mut self,
+        request: &ToolRequest,
+        config: &str,
+    ) -> Result<Verdict, String> {
         self.store.set_epoch_deadline(ticks(self.limits.timeout));
         let wit_request = to_wit(request);
-        match self.bindings.acp_gate_plugin_handler().call_evaluate(&mut self.store, &wit_request, config).await {
+        match self
+            .bindings
+            .acp_gate_plugin_handler()
+            .call_evaluate(&mut self.store, &wit_request, config)
+            .await
+        {
             Err(trap) => Err(describe_trap(&trap, self.limits)),
             Ok(Err(message)) => Err(format!("plugin error: {}", clean(&message))),
             Ok(Ok(verdict)) => Ok(from_wit(verdict)),
@@ -321,10 +401,19 @@ fn ticks(timeout: Duration) -> u64 {
 fn describe_trap(error: &wasmtime::Error, limits: Limits) -> String {
     let text = format!("{error:#}");
     if let Some(wasmtime::Trap::Interrupt) = error.downcast_ref::<wasmtime::Trap>() {
-        return format!("exceeded its CPU deadline of {} ms", limits.timeout.as_millis());
+        return format!(
+            "exceeded its CPU deadline of {} ms",
+            limits.timeout.as_millis()
+        );
     }
-    if text.contains("memory") && (text.contains("limit") || text.contains("grow") || text.contains("minimum")) {
-        return format!("exceeded its memory limit of {} MiB ({})", limits.memory_bytes >> 20, clean(&text));
+    if text.contains("memory")
+        && (text.contains("limit") || text.contains("grow") || text.contains("minimum"))
+    {
+        return format!(
+            "exceeded its memory limit of {} MiB ({})",
+            limits.memory_bytes >> 20,
+            clean(&text)
+        );
     }
     format!("trapped: {}", clean(&text))
 }
@@ -391,7 +480,10 @@ impl SandboxState {
 
 impl WasiView for SandboxState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
     }
 }
 
@@ -438,7 +530,10 @@ fn to_wit(r: &ToolRequest) -> types::Request {
             request::RequestSource::FsWrite => types::RequestSource::FsWrite,
             request::RequestSource::TerminalCreate => types::RequestSource::TerminalCreate,
         },
-        command: r.command.as_ref().map(|c| types::CommandLine { argv: c.argv.clone(), shell: c.shell.clone() }),
+        command: r.command.as_ref().map(|c| types::CommandLine {
+            argv: c.argv.clone(),
+            shell: c.shell.clone(),
+        }),
         paths: r
             .paths
             .iter()
@@ -456,7 +551,11 @@ fn to_wit(r: &ToolRequest) -> types::Request {
         diffs: r
             .diffs
             .iter()
-            .map(|d| types::Diff { path: path_string(&d.path), old_text: d.old_text.clone(), new_text: d.new_text.clone() })
+            .map(|d| types::Diff {
+                path: path_string(&d.path),
+                old_text: d.old_text.clone(),
+                new_text: d.new_text.clone(),
+            })
             .collect(),
         cwd: path_string(&r.cwd),
         workspace_roots: r.workspace_roots.iter().map(|p| path_string(p)).collect(),

@@ -11,15 +11,23 @@ pub struct Style {
 
 impl Style {
     pub fn stdout() -> Style {
-        Style { colour: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() }
+        Style {
+            colour: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        }
     }
 
     pub fn stderr() -> Style {
-        Style { colour: std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none() }
+        Style {
+            colour: std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        }
     }
 
     fn paint(self, code: &str, text: &str) -> String {
-        if self.colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
+        if self.colour {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
     }
 
     pub fn bold(self, text: &str) -> String {
@@ -56,6 +64,7 @@ impl Style {
     /// The combined outcome, upper-case and bold in its colour.
     pub fn outcome(self, outcome: Outcome) -> String {
         let word = outcome.as_str().to_uppercase();
-        self.bold(&self.verdict(&word.to_lowercase(), 0)).replace(outcome.as_str(), &word)
+        self.bold(&self.verdict(&word.to_lowercase(), 0))
+            .replace(outcome.as_str(), &word)
     }
 }

@@ -9,9 +9,11 @@ cd "$(dirname "$0")"
 # first use; this only makes that step visible (and works with older rustups).
 rustup target add wasm32-wasip2 >/dev/null
 
-if [ -f tests/agents/package.json ]; then
-  (cd tests/agents && npm ci --no-audit --no-fund --loglevel=error)
-fi
+# The toolchains of the example plugins in C, JavaScript and Python (apt, cargo, pip, npm).
+scripts/install-plugin-toolchains.sh
+
+# The test agents written with the ACP TypeScript SDK.
+(cd tests/agents && npm ci --no-audit --no-fund --loglevel=error)
 
 cargo test --manifest-path plugins/Cargo.toml --workspace
 cargo test --workspace

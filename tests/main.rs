@@ -5,5 +5,6 @@ mod common;
 mod agent_shapes;
 mod config;
 mod corpus;
+mod examples;
 mod plugin_cmd;
 mod sandbox;

@@ -84,3 +84,18 @@ fn validate_names_the_imports_that_would_be_refused() {
         String::from_utf8_lossy(&output.stdout).contains("ok, a plugin for acp-gate:plugin@0.1.0")
     );
 }
+
+#[test]
+fn a_plugin_built_for_another_wit_version_is_refused_naming_both_versions() {
+    let sandbox = Sandbox::new();
+    let plugin = test_plugin("future-wit");
+    let output = sandbox.run(&["plugin", "validate", plugin.to_str().unwrap()], "");
+    assert_eq!(output.status.code(), Some(1));
+    let error = stderr(&output);
+    assert!(
+        error.contains(
+            "built for acp-gate:plugin@0.2.0, but this acp-gate implements acp-gate:plugin@0.1.0"
+        ),
+        "{error}"
+    );
+}

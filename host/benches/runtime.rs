@@ -5,6 +5,8 @@
 //!    does) against one reused instance (the floor the sandbox's isolation is paid on top of).
 //! 2. The default chain's whole decision for typical requests.
 //! 3. Start-up of `acp-gate check` on one request: cold compile cache against warm.
+//! 4. The compile cache on heavy plugins: the first load of the JavaScript and Python examples
+//!    (examples/plugins/, built here with their own toolchains) against the second.
 
 use std::path::Path;
 use std::process::Command;
@@ -191,5 +193,51 @@ async fn main() -> anyhow::Result<()> {
         micros(warm.p10) / 1e3,
         micros(warm.p90) / 1e3,
     );
+
+    println!("\n== the compile cache on heavy plugins: first load (compiles) vs second (cached)");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for (lang, wasm) in [
+        ("js", "domain_allowlist.wasm"),
+        ("python", "change_freeze.wasm"),
+    ] {
+        let out = repo.join("target/examples").join(lang).join(wasm);
+        let build = Command::new("bash")
+            .arg(repo.join("examples/plugins").join(lang).join("build.sh"))
+            .env("OUT", &out)
+            .output()?;
+        anyhow::ensure!(
+            build.status.success(),
+            "building the {lang} example failed (run scripts/install-plugin-toolchains.sh): {}",
+            String::from_utf8_lossy(&build.stderr)
+        );
+        let load = |cache: &Path| -> anyhow::Result<Duration> {
+            let started = Instant::now();
+            let output = Command::new(env!("CARGO_BIN_EXE_acp-gate"))
+                .args(["plugin", "validate", "--imports", "log"])
+                .arg(&out)
+                .env("ACP_GATE_CACHE_DIR", cache)
+                .output()?;
+            anyhow::ensure!(
+                output.status.success(),
+                "{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            Ok(started.elapsed())
+        };
+        let cache = scratch.path().join(format!("{lang}-cache"));
+        let first = load(&cache)?;
+        let second = stats(
+            (0..5)
+                .map(|_| load(&cache))
+                .collect::<anyhow::Result<Vec<_>>>()?,
+        );
+        let size = std::fs::metadata(&out)?.len() >> 10;
+        println!(
+            "{lang:<7} {size:>6} KiB   first load {:>8.1} ms   second load {:>6.1} ms (median of 5)   first / second = {:.0}x",
+            micros(first) / 1e3,
+            micros(second.median) / 1e3,
+            first.as_secs_f64() / second.median.as_secs_f64()
+        );
+    }
     Ok(())
 }

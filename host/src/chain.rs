@@ -204,14 +204,13 @@ impl Chain {
     }
 
     async fn run_inline_tests(&self, ctx: &SessionContext) -> Result<()> {
-        for handler in &self.handlers {
+        for (index, handler) in self.handlers.iter().enumerate() {
             for (number, test) in handler.spec.tests.iter().enumerate() {
                 let location = format!("{}:{}", handler.spec.file.display(), test.line);
-                let params =
-                    params_from_shorthand(&test.request).with_context(|| location.clone())?;
-                let request = ToolRequest::from_permission_request(&params, None, ctx)
+                let trace = self
+                    .run_case(index, &test.request, ctx)
+                    .await
                     .with_context(|| location.clone())?;
-                let trace = self.evaluate_one(handler, &request).await;
                 if trace.verdict != test.expect {
                     let why = trace
                         .error
@@ -228,6 +227,23 @@ impl Chain {
             }
         }
         Ok(())
+    }
+
+    /// Runs one test case on the handler at `index` alone: what inline `[[handler.test]]`
+    /// entries and `acp-gate plugin test` do. `case` is the short request form (see
+    /// [`test_request`]); the verdict in the trace is after `on_error`, the failure in `error`.
+    pub async fn run_case(
+        &self,
+        index: usize,
+        case: &serde_json::Value,
+        ctx: &SessionContext,
+    ) -> Result<HandlerTrace> {
+        let handler = self
+            .handlers
+            .get(index)
+            .context("no handler at this index")?;
+        let request = test_request(case, ctx)?;
+        Ok(self.evaluate_one(handler, &request).await)
     }
 
     /// Decides one request.
@@ -325,6 +341,72 @@ impl Chain {
             logs,
         }
     }
+}
+
+/// Normalises a test case written in the short request form (`params_from_shorthand`). A test
+/// can set the clock a plugin sees: `received_at_ms` (milliseconds since the Unix epoch) or
+/// `at = "2025-06-06T16:30:00Z"` (UTC, or with a `+HH:MM` offset).
+pub fn test_request(case: &serde_json::Value, ctx: &SessionContext) -> Result<ToolRequest> {
+    let params = params_from_shorthand(case)?;
+    let mut request = ToolRequest::from_permission_request(&params, None, ctx)?;
+    if let Some(ms) = case.get("received_at_ms") {
+        request.received_at_ms = ms
+            .as_u64()
+            .context("received_at_ms: must be milliseconds since the Unix epoch")?;
+    }
+    if let Some(at) = case.get("at") {
+        // A TOML datetime arrives as serde's private wrapper object; a string as itself.
+        let text = at
+            .as_str()
+            .or_else(|| at.as_object()?.values().next()?.as_str())
+            .unwrap_or_default();
+        request.received_at_ms = unix_ms(text).with_context(|| {
+            format!("at: `{text}` is not a date and time like 2025-06-06T16:30:00Z")
+        })?;
+    }
+    Ok(request)
+}
+
+/// `YYYY-MM-DDTHH:MM[:SS][Z|±HH:MM]` -> milliseconds since the Unix epoch.
+fn unix_ms(text: &str) -> Option<u64> {
+    let number = |s: &str| s.parse::<i64>().ok();
+    let (date, time) = text.split_once(['T', ' '])?;
+    let mut ymd = date.splitn(3, '-').map(number);
+    let (y, m, d) = (ymd.next()??, ymd.next()??, ymd.next()??);
+    let (clock, offset_minutes) = match time.find(['Z', 'z', '+', '-']) {
+        None => (time, 0),
+        Some(at) => {
+            let (clock, zone) = time.split_at(at);
+            let offset = match zone {
+                "Z" | "z" => 0,
+                _ => {
+                    let (h, min) = zone[1..].split_once(':')?;
+                    let minutes = number(h)? * 60 + number(min)?;
+                    if zone.starts_with('-') {
+                        -minutes
+                    } else {
+                        minutes
+                    }
+                }
+            };
+            (clock, offset)
+        }
+    };
+    let mut hms = clock.split(':').map(number);
+    let (h, min) = (hms.next()??, hms.next()??);
+    let s = hms.next().unwrap_or(Some(0))?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || h > 24 || min > 59 || s > 60 {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let (y, m) = if m <= 2 { (y - 1, m + 9) } else { (y, m - 3) };
+    let era = y.div_euclid(400);
+    let year_of_era = y - era * 400;
+    let day_of_year = (153 * m + 2) / 5 + d - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = era * 146_097 + day_of_era - 719_468;
+    let seconds = days * 86_400 + h * 3600 + min * 60 + s - offset_minutes * 60;
+    u64::try_from(seconds).ok().map(|s| s * 1000)
 }
 
 fn non_empty(reason: String, fallback: &str) -> String {
@@ -500,5 +582,20 @@ mod laws {
         combiner.record(Tier::User, Control::Sufficient, Some(Outcome::Allow));
         assert!(combiner.should_run(Tier::User, Control::Optional));
         assert_eq!(combiner.finish(DefaultDecision::Allow).0, Outcome::Ask);
+    }
+}
+
+#[cfg(test)]
+mod test_clock {
+    use super::unix_ms;
+
+    #[test]
+    fn test_times_are_read_as_utc_or_with_their_offset() {
+        assert_eq!(unix_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(unix_ms("2025-06-06T16:30:00Z"), Some(1_749_227_400_000));
+        assert_eq!(unix_ms("2025-06-06T17:30+01:00"), Some(1_749_227_400_000));
+        assert_eq!(unix_ms("2024-02-29T23:59:59Z"), Some(1_709_251_199_000));
+        assert_eq!(unix_ms("2025-13-01T00:00Z"), None);
+        assert_eq!(unix_ms("yesterday"), None);
     }
 }

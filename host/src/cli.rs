@@ -32,7 +32,7 @@ struct Cli {
 enum Command {
     /// Decide recorded `session/request_permission` requests offline and show each handler's verdict.
     Check(CheckArgs),
-    /// Inspect, validate and hash a plugin component.
+    /// Inspect, validate, hash, test and create plugin components.
     #[command(subcommand)]
     Plugin(crate::plugin::PluginCommand),
 }

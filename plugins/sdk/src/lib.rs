@@ -82,6 +82,9 @@ macro_rules! export_plugin {
             }
         }
 
+        // Only a wasm build exports the world: natively (unit tests of the plugin's logic) the
+        // canonical-ABI exports do not link into a cdylib.
+        #[cfg(target_arch = "wasm32")]
         $crate::bindings::__export_plugin_world!(__AcpGateExport with_types_in $crate::bindings);
     };
 }

@@ -1,0 +1,188 @@
+//! `builtin:path-validator`: judges every path a request touches against the workspace roots
+//! and the sensitive-file patterns.
+//!
+//! - A sensitive file (keys, credentials, `.env*`, shell start-up files, `.git/hooks`,
+//!   acp-gate's own files, ...) is denied for any access, wherever it is.
+//! - Inside a workspace root (after following symlinks through the host): allow.
+//! - Outside: writes and deletes are denied; reads are asked (configurable).
+//! - Forms that a Linux path check cannot judge (Windows drive letters, `\\?\`, alternate data
+//!   streams, trailing dots, 8.3 names) never yield allow; control characters are denied.
+//!
+//! The plugin has no filesystem: symlinks are resolved by the host (`paths.resolve`).
+
+mod config;
+mod forms;
+mod patterns;
+
+use acp_gate_plugin::{Access, Plugin, Request, Resolution, Verdict};
+use unicode_normalization::UnicodeNormalization;
+
+pub use config::{Config, OutsideRead};
+use patterns::Sensitive;
+
+pub struct PathValidator;
+
+impl Plugin for PathValidator {
+    type Config = Config;
+
+    fn evaluate(request: &Request, config: &Config) -> Result<Verdict, String> {
+        evaluate(request, config, &acp_gate_plugin::resolve_path)
+    }
+}
+
+acp_gate_plugin::export_plugin!(PathValidator);
+
+/// Judges `request` with `resolve` standing in for the host's symlink resolution.
+pub fn evaluate(
+    request: &Request,
+    config: &Config,
+    resolve: &dyn Fn(&str) -> Resolution,
+) -> Result<Verdict, String> {
+    if request.paths.is_empty() {
+        return Ok(Verdict::Abstain);
+    }
+    let home = nfc(&request.home_dir);
+    let mut roots: Vec<String> = request
+        .workspace_roots
+        .iter()
+        .map(|r| nfc(&resolve(r).canonical))
+        .collect();
+    for extra in &config.extra_roots {
+        let expanded = patterns::expand_home(extra, &home);
+        roots.push(nfc(&resolve(&expanded).canonical));
+    }
+    let sensitive = Sensitive::new(config, &home, false)?;
+    let mut case_insensitive_sensitive: Option<Sensitive> = None;
+
+    let mut verdict = Verdict::Abstain;
+    for path in &request.paths {
+        if let Some(problem) = forms::control_characters(&path.raw) {
+            return Ok(Verdict::Deny(format!(
+                "{problem} in the path {:?}",
+                path.raw
+            )));
+        }
+        if let Some(form) = forms::foreign_form(&path.raw) {
+            let judged = match path.access {
+                Access::Read => {
+                    Verdict::Ask(format!("cannot judge the path {:?}: {form}", path.raw))
+                }
+                Access::Write | Access::Delete => {
+                    Verdict::Deny(format!("refusing to write {:?}: {form}", path.raw))
+                }
+            };
+            verdict = stricter(verdict, judged);
+            continue;
+        }
+        let resolution = resolve(&path.absolute);
+        let canonical = nfc(&resolution.canonical);
+        let lexical = nfc(&path.absolute);
+        // The host hands over normalised absolute paths; anything else is not judged as inside.
+        if [&lexical, &canonical]
+            .iter()
+            .any(|p| !forms::is_normalised(p))
+        {
+            let judged = match path.access {
+                Access::Read => Verdict::Ask(format!(
+                    "cannot judge the unnormalised path {:?}",
+                    path.absolute
+                )),
+                Access::Write | Access::Delete => Verdict::Deny(format!(
+                    "refusing to write the unnormalised path {:?}",
+                    path.absolute
+                )),
+            };
+            verdict = stricter(verdict, judged);
+            continue;
+        }
+        let patterns = if resolution.case_insensitive {
+            case_insensitive_sensitive.get_or_insert(Sensitive::new(config, &home, true)?)
+        } else {
+            &sensitive
+        };
+        if let Some(pattern) = patterns
+            .matching(&lexical)
+            .or_else(|| patterns.matching(&canonical))
+        {
+            let shown = if canonical == lexical {
+                path.raw.clone()
+            } else {
+                format!("{} (-> {canonical})", path.raw)
+            };
+            return Ok(Verdict::Deny(format!(
+                "sensitive file {shown} (matches `{pattern}`)"
+            )));
+        }
+        let fold = |s: &str| {
+            if resolution.case_insensitive {
+                s.to_lowercase()
+            } else {
+                s.to_owned()
+            }
+        };
+        let root = roots
+            .iter()
+            .find(|root| is_within(&fold(&canonical), &fold(root)));
+        let judged = match (root, path.access) {
+            (Some(root), Access::Delete) if fold(root) == fold(&canonical) => {
+                Verdict::Ask(format!("deletes the workspace root {canonical}"))
+            }
+            (Some(_), _) => Verdict::Allow,
+            (None, Access::Read) => match config.outside_read {
+                OutsideRead::Allow => Verdict::Allow,
+                OutsideRead::Ask => Verdict::Ask(outside("read", path, &canonical, &roots)),
+                OutsideRead::Deny => Verdict::Deny(outside("read", path, &canonical, &roots)),
+            },
+            (None, Access::Write) => Verdict::Deny(outside("write", path, &canonical, &roots)),
+            (None, Access::Delete) => Verdict::Deny(outside("delete", path, &canonical, &roots)),
+        };
+        verdict = stricter(verdict, judged);
+    }
+    Ok(verdict)
+}
+
+fn outside(
+    what: &str,
+    path: &acp_gate_plugin::PathRef,
+    canonical: &str,
+    roots: &[String],
+) -> String {
+    let escape = if nfc(&path.absolute) != canonical {
+        format!(" (a symlink leads to {canonical})")
+    } else {
+        String::new()
+    };
+    format!(
+        "{what} outside the workspace: {}{escape}; workspace: {}",
+        path.raw,
+        roots.join(", ")
+    )
+}
+
+/// Whether `path` is `root` or below it, comparing whole components.
+fn is_within(path: &str, root: &str) -> bool {
+    let root = root.trim_end_matches('/');
+    path == root
+        || root.is_empty()
+        || path
+            .strip_prefix(root)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+fn nfc(text: &str) -> String {
+    text.nfc().collect()
+}
+
+/// The stricter of two verdicts: deny > ask > allow > abstain.
+fn stricter(a: Verdict, b: Verdict) -> Verdict {
+    let rank = |v: &Verdict| match v {
+        Verdict::Abstain => 0,
+        Verdict::Allow => 1,
+        Verdict::Ask(_) => 2,
+        Verdict::Deny(_) => 3,
+    };
+    if rank(&b) > rank(&a) { b } else { a }
+}
+
+#[cfg(test)]
+mod tests;

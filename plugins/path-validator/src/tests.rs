@@ -1,0 +1,340 @@
+use std::collections::HashMap;
+
+use acp_gate_plugin::{Access, PathRef, Request, RequestSource, Resolution, ToolKind, Verdict};
+
+use super::{Config, OutsideRead, evaluate, forms};
+
+const HOME: &str = "/home/u";
+const WS: &str = "/home/u/proj";
+
+fn request(paths: &[(&str, Access)]) -> Request {
+    Request {
+        session_id: "s".into(),
+        tool_call_id: "t".into(),
+        title: "t".into(),
+        kind: ToolKind::Edit,
+        declared_kind: None,
+        tool_name: None,
+        source: RequestSource::PermissionRequest,
+        command: None,
+        paths: paths
+            .iter()
+            .map(|(p, access)| PathRef {
+                raw: (*p).into(),
+                absolute: if p.starts_with('/') {
+                    (*p).into()
+                } else {
+                    format!("{WS}/{p}")
+                },
+                access: *access,
+                origin: "test".into(),
+            })
+            .collect(),
+        diffs: Vec::new(),
+        cwd: WS.into(),
+        workspace_roots: vec![WS.into()],
+        home_dir: HOME.into(),
+        options: Vec::new(),
+        received_at_ms: 0,
+        raw_json: "{}".into(),
+    }
+}
+
+/// A host whose symlinks are `links` (path -> canonical); everything else resolves to itself.
+fn host(links: &[(&str, &str)], case_insensitive: bool) -> impl Fn(&str) -> Resolution {
+    let links: HashMap<String, String> = links
+        .iter()
+        .map(|(a, b)| ((*a).into(), (*b).into()))
+        .collect();
+    move |path: &str| Resolution {
+        canonical: links.get(path).cloned().unwrap_or_else(|| path.to_owned()),
+        exists: true,
+        through_symlink: links.contains_key(path),
+        case_insensitive,
+    }
+}
+
+fn judge(paths: &[(&str, Access)]) -> Verdict {
+    judge_with(paths, &Config::default(), &[], false)
+}
+
+fn judge_with(
+    paths: &[(&str, Access)],
+    config: &Config,
+    links: &[(&str, &str)],
+    ci: bool,
+) -> Verdict {
+    evaluate(&request(paths), config, &host(links, ci)).unwrap()
+}
+
+fn kind(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Allow => "allow",
+        Verdict::Ask(_) => "ask",
+        Verdict::Deny(_) => "deny",
+        Verdict::Abstain => "abstain",
+    }
+}
+
+#[test]
+fn inside_the_workspace_is_allowed_outside_writes_denied_reads_asked() {
+    assert_eq!(kind(&judge(&[("src/main.rs", Access::Write)])), "allow");
+    assert_eq!(kind(&judge(&[("src/main.rs", Access::Read)])), "allow");
+    assert_eq!(kind(&judge(&[("/etc/hosts", Access::Read)])), "ask");
+    let Verdict::Deny(reason) = judge(&[("/home/u/other/x.rs", Access::Write)]) else {
+        panic!()
+    };
+    assert!(
+        reason.contains("write outside the workspace: /home/u/other/x.rs"),
+        "{reason}"
+    );
+    assert_eq!(kind(&judge(&[("/tmp/x", Access::Delete)])), "deny");
+    assert_eq!(kind(&judge(&[])), "abstain");
+}
+
+#[test]
+fn a_sibling_directory_with_the_workspace_as_prefix_is_outside() {
+    assert_eq!(
+        kind(&judge(&[("/home/u/proj-evil/x", Access::Write)])),
+        "deny"
+    );
+}
+
+#[test]
+fn sensitive_files_are_denied_wherever_they_are() {
+    for (path, pattern) in [
+        ("/home/u/.ssh/authorized_keys", "~/.ssh/**"),
+        (".env", ".env"),
+        ("config/.env.production", ".env.*"),
+        (".git/hooks/pre-commit", ".git/hooks/**"),
+        ("/home/u/.bashrc", "~/.bashrc"),
+        (".acp-gate/handlers.toml", ".acp-gate/**"),
+        ("/home/u/.cache/acp-gate/abc.cwasm", "~/.cache/acp-gate/**"),
+        ("deploy/server.pem", "*.pem"),
+    ] {
+        for access in [Access::Read, Access::Write] {
+            let Verdict::Deny(reason) = judge(&[(path, access)]) else {
+                panic!("{path} {access:?}")
+            };
+            assert!(
+                reason.contains(&format!("matches `{pattern}`")),
+                "{path}: {reason}"
+            );
+        }
+    }
+    assert_eq!(
+        kind(&judge(&[(".env.example", Access::Write)])),
+        "allow",
+        "templates hold no secrets"
+    );
+}
+
+#[test]
+fn config_adds_and_drops_patterns_and_sets_outside_reads() {
+    let config = Config {
+        sensitive: vec!["secrets/**".into()],
+        allow_sensitive: vec!["*.key".into()],
+        outside_read: OutsideRead::Deny,
+        extra_roots: vec!["~/shared".into()],
+    };
+    assert_eq!(
+        kind(&judge_with(
+            &[("secrets/a.txt", Access::Read)],
+            &config,
+            &[],
+            false
+        )),
+        "deny"
+    );
+    assert_eq!(
+        kind(&judge_with(
+            &[("fixtures/test.key", Access::Read)],
+            &config,
+            &[],
+            false
+        )),
+        "allow"
+    );
+    assert_eq!(
+        kind(&judge_with(
+            &[("/etc/hosts", Access::Read)],
+            &config,
+            &[],
+            false
+        )),
+        "deny"
+    );
+    assert_eq!(
+        kind(&judge_with(
+            &[("/home/u/shared/x", Access::Write)],
+            &config,
+            &[],
+            false
+        )),
+        "allow"
+    );
+    let bad = Config {
+        allow_sensitive: vec!["nope".into()],
+        ..Config::default()
+    };
+    assert!(evaluate(&request(&[("a", Access::Read)]), &bad, &host(&[], false)).is_err());
+}
+
+#[test]
+fn symlinks_are_judged_by_where_they_lead() {
+    let escape = [("/home/u/proj/link/x", "/etc/x")];
+    assert_eq!(
+        kind(&judge_with(
+            &[("link/x", Access::Write)],
+            &Config::default(),
+            &escape,
+            false
+        )),
+        "deny"
+    );
+    let to_key = [("/home/u/proj/notes.txt", "/home/u/.ssh/id_ed25519")];
+    let Verdict::Deny(reason) = judge_with(
+        &[("notes.txt", Access::Read)],
+        &Config::default(),
+        &to_key,
+        false,
+    ) else {
+        panic!()
+    };
+    assert!(reason.contains("-> /home/u/.ssh/id_ed25519"), "{reason}");
+    let inside = [("/home/u/proj/current", "/home/u/proj/releases/v2")];
+    assert_eq!(
+        kind(&judge_with(
+            &[("current", Access::Write)],
+            &Config::default(),
+            &inside,
+            false
+        )),
+        "allow"
+    );
+    // A workspace root that is itself a symlink: compared canonically on both sides.
+    let root = [
+        ("/home/u/proj", "/data/proj"),
+        ("/home/u/proj/src/a.rs", "/data/proj/src/a.rs"),
+    ];
+    assert_eq!(
+        kind(&judge_with(
+            &[("src/a.rs", Access::Write)],
+            &Config::default(),
+            &root,
+            false
+        )),
+        "allow"
+    );
+}
+
+#[test]
+fn case_insensitive_file_systems_fold_case() {
+    let ci = true;
+    assert_eq!(
+        kind(&judge_with(
+            &[("/home/u/.SSH/Authorized_Keys", Access::Write)],
+            &Config::default(),
+            &[],
+            ci
+        )),
+        "deny"
+    );
+    assert_eq!(
+        kind(&judge_with(
+            &[("/HOME/U/PROJ/src/a.rs", Access::Write)],
+            &Config::default(),
+            &[],
+            ci
+        )),
+        "allow"
+    );
+    assert_eq!(
+        kind(&judge_with(
+            &[("/home/u/.SSH/x", Access::Write)],
+            &Config::default(),
+            &[],
+            false
+        )),
+        "deny",
+        "outside anyway"
+    );
+}
+
+#[test]
+fn unicode_forms_match_the_same_patterns() {
+    // "é" precomposed (NFC) in the pattern, decomposed (NFD) in the path.
+    let config = Config {
+        sensitive: vec!["caf\u{e9}/**".into()],
+        ..Config::default()
+    };
+    assert_eq!(
+        kind(&judge_with(
+            &[("cafe\u{301}/menu", Access::Read)],
+            &config,
+            &[],
+            false
+        )),
+        "deny"
+    );
+}
+
+#[test]
+fn windows_forms_and_control_characters_never_allow() {
+    for raw in [
+        r"C:\Users\u\.ssh\id_rsa",
+        r"\\?\C:\x",
+        r"\\server\share\x",
+        "src\\main.rs",
+        "notes.txt:hidden",
+        "secret.txt.",
+        "PROGRA~1/x",
+    ] {
+        assert!(forms::foreign_form(raw).is_some(), "{raw}");
+        assert_eq!(kind(&judge(&[(raw, Access::Read)])), "ask", "{raw}");
+        assert_eq!(kind(&judge(&[(raw, Access::Write)])), "deny", "{raw}");
+    }
+    for raw in ["a\0b", "a\nb", "a\u{202e}b"] {
+        assert_eq!(kind(&judge(&[(raw, Access::Read)])), "deny", "{raw:?}");
+    }
+    assert!(forms::foreign_form("src/my~file.rs").is_none());
+    assert_eq!(
+        kind(&judge(&[("/home/u/proj/../other/x", Access::Write)])),
+        "deny",
+        "never trusted as inside"
+    );
+    assert!(forms::foreign_form("~/x").is_none());
+}
+
+#[test]
+fn deleting_the_workspace_root_is_asked_and_the_strictest_path_wins() {
+    assert_eq!(kind(&judge(&[(WS, Access::Delete)])), "ask");
+    assert_eq!(
+        kind(&judge(&[
+            ("src/a.rs", Access::Write),
+            ("/etc/passwd", Access::Write)
+        ])),
+        "deny"
+    );
+    assert_eq!(
+        kind(&judge(&[
+            ("src/a.rs", Access::Read),
+            ("/etc/hosts", Access::Read)
+        ])),
+        "ask"
+    );
+}
+
+proptest::proptest! {
+    /// Whatever the path, the validator answers (no panic), and a path outside the workspace
+    /// is never allowed for writing.
+    #[test]
+    fn arbitrary_paths_never_panic_and_outside_writes_never_allow(raw in "\\PC{0,40}") {
+        let verdict = evaluate(&request(&[(&raw, Access::Write)]), &Config::default(), &host(&[], false)).unwrap();
+        let absolute = if raw.starts_with('/') { raw.clone() } else { format!("{WS}/{raw}") };
+        let inside = (absolute.starts_with(&format!("{WS}/")) || absolute == WS) && forms::is_normalised(&absolute);
+        if !inside {
+            proptest::prop_assert!(!matches!(verdict, Verdict::Allow), "{raw:?}");
+        }
+    }
+}

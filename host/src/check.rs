@@ -127,7 +127,7 @@ fn print_decision(
         Some(command) => command
             .shell
             .clone()
-            .or_else(|| command.argv.as_ref().map(|a| a.join(" ")))
+            .or_else(|| command.argv.as_deref().map(shell_words))
             .unwrap_or_default(),
         None => request
             .paths
@@ -170,4 +170,17 @@ fn print_decision(
     if decision.by_default {
         println!("  {}", style.dim(&decision.reasons.join("; ")));
     }
+}
+
+/// An argv as a shell would show it: words with spaces or metacharacters single-quoted.
+fn shell_words(argv: &[String]) -> String {
+    let quote = |word: &String| {
+        let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+        if !word.is_empty() && word.chars().all(plain) {
+            word.clone()
+        } else {
+            format!("'{}'", word.replace('\'', r"'\''"))
+        }
+    };
+    argv.iter().map(quote).collect::<Vec<_>>().join(" ")
 }

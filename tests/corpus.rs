@@ -130,10 +130,9 @@ fn decide(cases: &[&Case], sandbox: &Sandbox) -> Vec<String> {
                 "{}#{} {}: expected {}, got {} — {} ({})",
                 case.file,
                 case.number,
-                case.table
-                    .get("command")
-                    .or(case.table.get("argv"))
-                    .or(case.table.get("path"))
+                ["command", "argv", "path", "paths"]
+                    .iter()
+                    .find_map(|k| case.table.get(*k))
                     .unwrap_or(&Value::Null),
                 case.expect(),
                 line["decision"],

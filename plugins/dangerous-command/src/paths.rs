@@ -1,6 +1,8 @@
 //! Paths as a command names them: made absolute lexically (`~`, `$HOME`, `..`, `//`), compared
 //! with the roots that must never be deleted, and matched against sensitive-path globs.
 
+use acp_gate_plugin::sensitive::strip_home;
+
 /// Makes `text` absolute: a leading `~`, `~user` or `$HOME` is expanded, a relative path is
 /// joined to `cwd`, and `.`, `..` and doubled slashes are folded the way the kernel would
 /// (lexically: symlinks are not followed).
@@ -25,17 +27,6 @@ pub fn absolutize(text: &str, home: &str, cwd: &str) -> String {
 }
 
 /// `~`, `~/x`, `$HOME`, `$HOME/x`, `${HOME}/x` without the home part.
-fn strip_home(text: &str) -> Option<&str> {
-    for prefix in ["~", "$HOME", "${HOME}"] {
-        if let Some(rest) = text.strip_prefix(prefix)
-            && (rest.is_empty() || rest.starts_with('/'))
-        {
-            return Some(rest);
-        }
-    }
-    None
-}
-
 /// Folds `.`, `..` and empty segments of an absolute path.
 pub fn normalize(path: &str) -> String {
     let mut segments: Vec<&str> = Vec::new();
@@ -135,69 +126,6 @@ pub fn important_root(path: &str, home: &str, workspaces: &[String]) -> Option<&
     None
 }
 
-/// A glob over absolute paths: `**` is any number of segments, `*` and `?` stay within one.
-/// A pattern that is not absolute (and does not start with `~`) matches at any depth.
-#[derive(Clone, Debug)]
-pub struct Glob {
-    segments: Vec<String>,
-}
-
-impl Glob {
-    pub fn new(pattern: &str, home: &str) -> Self {
-        let absolute = match strip_home(pattern) {
-            Some(rest) => format!("{home}{rest}"),
-            None if pattern.starts_with('/') => pattern.to_owned(),
-            None => format!("/**/{}", pattern.trim_start_matches("./")),
-        };
-        let segments = absolute
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-            .collect();
-        Self { segments }
-    }
-
-    pub fn matches(&self, path: &str) -> bool {
-        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-        match_segments(&self.segments, &segments)
-    }
-}
-
-fn match_segments(pattern: &[String], path: &[&str]) -> bool {
-    match pattern.split_first() {
-        None => path.is_empty(),
-        Some((first, rest)) if first == "**" => {
-            (0..=path.len()).any(|skip| match_segments(rest, &path[skip..]))
-        }
-        Some((first, rest)) => path.split_first().is_some_and(|(p, tail)| {
-            wildcard(first.as_bytes(), p.as_bytes()) && match_segments(rest, tail)
-        }),
-    }
-}
-
-/// `*` and `?` matching of one path segment.
-fn wildcard(pattern: &[u8], text: &[u8]) -> bool {
-    let (mut p, mut t) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
-    while t < text.len() {
-        if p < pattern.len() && (pattern[p] == b'?' || pattern[p] == text[t]) {
-            p += 1;
-            t += 1;
-        } else if p < pattern.len() && pattern[p] == b'*' {
-            star = Some(p);
-            mark = t;
-            p += 1;
-        } else if let Some(s) = star {
-            p = s + 1;
-            mark += 1;
-            t = mark;
-        } else {
-            return false;
-        }
-    }
-    pattern[p..].iter().all(|&c| c == b'*')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,20 +160,5 @@ mod tests {
         assert!(root("/home/u/project/target").is_none());
         assert!(root("/var/tmp/x").is_none());
         assert!(root("/tmp/x").is_none());
-    }
-
-    #[test]
-    fn globs() {
-        let g = |p: &str, path: &str| Glob::new(p, "/h").matches(path);
-        assert!(g("~/.ssh/**", "/h/.ssh"));
-        assert!(g("~/.ssh/**", "/h/.ssh/id_rsa"));
-        assert!(!g("~/.ssh/**", "/h/.sshx"));
-        assert!(g(".env*", "/ws/sub/.env.local"));
-        assert!(g(".env*", "/.env"));
-        assert!(!g(".env*", "/ws/env"));
-        assert!(g("**/.git/hooks/**", "/ws/.git/hooks/pre-commit"));
-        assert!(g("/etc/**", "/etc/passwd"));
-        assert!(g("*.pem", "/a/b/key.pem"));
-        assert!(!g("/etc/**", "/home/etc/x"));
     }
 }

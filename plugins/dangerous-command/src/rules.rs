@@ -3,7 +3,9 @@
 use crate::config::{Config, matches_prefix};
 use crate::extract::{Invocation, escalated};
 use crate::judgement::{Finding, Level};
-use crate::paths::{Glob, absolutize, important_root, normalize};
+use acp_gate_plugin::sensitive::{PathGlob, RUNS_CODE, SECRETS, is_env_template};
+
+use crate::paths::{absolutize, important_root, normalize};
 use crate::programs::command_name;
 use crate::words::Arg;
 
@@ -105,116 +107,16 @@ pub const RULES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Paths no command may write, move or delete. `~/` is the home directory; patterns without a
-/// leading `/` match at any depth.
-const WRITE_SENSITIVE: &[&str] = &[
-    "~/.ssh/**",
-    "~/.gnupg/**",
-    "~/.aws/**",
-    "~/.azure/**",
-    "~/.kube/**",
-    "~/.docker/**",
-    "~/.config/gcloud/**",
-    "~/.config/gh/**",
-    "~/.config/git/**",
-    "~/.config/fish/**",
-    "~/.config/acp-gate/**",
-    "~/.config/systemd/**",
-    "~/.config/autostart/**",
-    "~/.local/bin/**",
-    "~/.netrc",
-    "~/.npmrc",
-    "~/.pypirc",
-    "~/.git-credentials",
-    "~/.gitconfig",
-    "~/.cargo/credentials*",
-    "~/.cargo/config*",
-    "~/.bashrc",
-    "~/.bash_profile",
-    "~/.bash_login",
-    "~/.bash_logout",
-    "~/.profile",
-    "~/.zshrc",
-    "~/.zshenv",
-    "~/.zprofile",
-    "~/.zlogin",
-    "~/.zlogout",
-    "~/.inputrc",
-    "~/.login",
-    "~/.cshrc",
-    "~/.tcshrc",
-    "~/.kshrc",
-    "~/.xinitrc",
-    "~/.xprofile",
-    "~/.pam_environment",
-    "~/.claude/**",
-    "~/.codex/**",
-    "~/.gemini/**",
-    "/etc/**",
-    "/boot/**",
-    "/usr/**",
-    "/bin/**",
-    "/sbin/**",
-    "/lib/**",
-    "/lib64/**",
-    "/var/spool/cron/**",
-    "/Library/LaunchDaemons/**",
-    "~/Library/LaunchAgents/**",
-    ".git/hooks/**",
-    ".git/config",
-    ".env",
-    ".env.*",
-    ".envrc",
-    ".acp-gate/**",
-    "handlers.toml",
-    "authorized_keys",
-    "id_rsa*",
-    "id_ed25519*",
-    "id_ecdsa*",
-    "id_dsa*",
-    "*.pem",
-    "*.key",
-];
-
-/// Credential files whose reading is asked about.
-const READ_SENSITIVE: &[&str] = &[
-    "~/.ssh/**",
-    "~/.gnupg/**",
-    "~/.aws/**",
-    "~/.azure/**",
-    "~/.kube/**",
-    "~/.docker/config.json",
-    "~/.config/gcloud/**",
-    "~/.config/gh/**",
-    "~/.netrc",
-    "~/.npmrc",
-    "~/.pypirc",
-    "~/.git-credentials",
-    "~/.cargo/credentials*",
-    "/etc/shadow",
-    "/etc/gshadow",
-    "/etc/sudoers",
-    "/etc/sudoers.d/**",
-    ".env",
-    ".env.*",
-    "id_rsa",
-    "id_ed25519",
-    "id_ecdsa",
-    "id_dsa",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-];
-
 /// What the rules know about the request: where home and the workspace are, and the config.
 pub struct Context<'a> {
     pub home: &'a str,
     pub cwd: &'a str,
     pub workspaces: Vec<String>,
     pub config: &'a Config,
-    write_sensitive: Vec<Glob>,
-    read_sensitive: Vec<Glob>,
+    /// Secrets and files that run code: no command may write, move or delete them.
+    write_sensitive: Vec<PathGlob>,
+    /// Secrets: reading them is asked about.
+    read_sensitive: Vec<PathGlob>,
 }
 
 impl<'a> Context<'a> {
@@ -229,7 +131,7 @@ impl<'a> Context<'a> {
             list.iter()
                 .copied()
                 .chain(extra())
-                .map(|p| Glob::new(p, home))
+                .map(|p| PathGlob::new(p, home))
                 .collect()
         };
         let mut workspaces: Vec<String> = workspace_roots
@@ -245,8 +147,8 @@ impl<'a> Context<'a> {
             cwd,
             workspaces,
             config,
-            write_sensitive: globs(WRITE_SENSITIVE),
-            read_sensitive: globs(READ_SENSITIVE),
+            write_sensitive: globs(&[SECRETS, RUNS_CODE].concat()),
+            read_sensitive: globs(SECRETS),
         }
     }
 
@@ -564,7 +466,7 @@ fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str) {
         }
         return;
     }
-    if cx.write_sensitive.iter().any(|g| g.matches(&abs)) {
+    if !is_env_template(&abs) && cx.write_sensitive.iter().any(|g| g.matches(&abs)) {
         f.deny(
             "sensitive-write",
             format!("{how} the sensitive path `{text}`"),
@@ -578,7 +480,7 @@ fn read_target(f: &mut Findings, cx: &Context, target: &Arg) {
         return;
     }
     let abs = cx.absolute_anywhere(f.inv, text);
-    if cx.read_sensitive.iter().any(|g| g.matches(&abs)) {
+    if !is_env_template(&abs) && cx.read_sensitive.iter().any(|g| g.matches(&abs)) {
         f.ask(
             "sensitive-read",
             format!("reads the credential file `{text}`"),

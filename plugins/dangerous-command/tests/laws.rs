@@ -73,8 +73,20 @@ fn never_lowers(original: &str, wrapped: &str) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// 300 cases per law in the test suite; `PROPTEST_CASES=100000` makes it a fuzz run.
+fn config() -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(300);
+    ProptestConfig {
+        cases,
+        ..ProptestConfig::default()
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(config())]
 
     #[test]
     fn subshells_substitutions_bash_c_and_pipes_never_lower(cmd in compound()) {

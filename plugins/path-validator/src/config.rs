@@ -1,4 +1,4 @@
-//! The `[handler.config]` table and the built-in sensitive patterns.
+//! The `[handler.config]` table.
 
 use serde::Deserialize;
 
@@ -15,9 +15,13 @@ pub enum OutsideRead {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// More sensitive patterns, added to the built-in ones.
+    /// More secret patterns (denied to read and to write), added to
+    /// `acp_gate_plugin::sensitive::SECRETS`.
     pub sensitive: Vec<String>,
-    /// Built-in patterns to drop, written exactly as in [`DEFAULT_SENSITIVE`].
+    /// More write-protected patterns (readable, never written), added to
+    /// `acp_gate_plugin::sensitive::RUNS_CODE`.
+    pub protected: Vec<String>,
+    /// Built-in patterns to drop, written exactly as in those lists.
     pub allow_sensitive: Vec<String>,
     /// Reads outside the workspace: `allow`, `ask` (default) or `deny`.
     pub outside_read: OutsideRead,
@@ -25,59 +29,3 @@ pub struct Config {
     /// build cache.
     pub extra_roots: Vec<String>,
 }
-
-/// Sensitive wherever they are. Patterns without a `/` match a file name at any depth;
-/// relative patterns with a `/` match at any depth; `~/` is the user's home.
-pub const DEFAULT_SENSITIVE: &[&str] = &[
-    // Secrets in projects.
-    ".env",
-    ".env.*",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    ".git-credentials",
-    ".netrc",
-    // Credentials in the home directory.
-    "~/.ssh/**",
-    "~/.aws/**",
-    "~/.gnupg/**",
-    "~/.azure/**",
-    "~/.kube/**",
-    "~/.config/gh/**",
-    "~/.config/gcloud/**",
-    "~/.docker/config.json",
-    "~/.npmrc",
-    "~/.pypirc",
-    "~/.cargo/credentials*",
-    "~/.password-store/**",
-    // Code that runs at the next shell or login.
-    "~/.bashrc",
-    "~/.bash_profile",
-    "~/.bash_login",
-    "~/.bash_logout",
-    "~/.profile",
-    "~/.zshrc",
-    "~/.zshenv",
-    "~/.zprofile",
-    "~/.zlogin",
-    "~/.config/fish/**",
-    "~/.config/autostart/**",
-    // Code that runs at the next git command.
-    ".git/hooks/**",
-    ".git/config",
-    // acp-gate's own policy, plugins, compile cache and audit log: an agent must not be able
-    // to rewrite its own gate.
-    ".acp-gate/**",
-    "~/.config/acp-gate/**",
-    "~/.cache/acp-gate/**",
-    "~/.local/state/acp-gate/**",
-    "/etc/acp-gate/**",
-];
-
-/// File names that match `.env.*` but are templates without secrets, by convention.
-pub const ENV_TEMPLATES: &[&str] = &[".env.example", ".env.sample", ".env.template", ".env.dist"];

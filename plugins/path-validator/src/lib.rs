@@ -1,8 +1,10 @@
 //! `builtin:path-validator`: judges every path a request touches against the workspace roots
 //! and the sensitive-file patterns.
 //!
-//! - A sensitive file (keys, credentials, `.env*`, shell start-up files, `.git/hooks`,
-//!   acp-gate's own files, ...) is denied for any access, wherever it is.
+//! - A secret (keys, credentials, `.env*`) is denied for any access, wherever it is; a file that
+//!   runs code later (shell start-up files, `.git/hooks`, acp-gate's own files, ...) is denied
+//!   for writes and deletes. The lists are the SDK's (`acp_gate_plugin::sensitive`), shared
+//!   with the dangerous-command checker.
 //! - Inside a workspace root (after following symlinks through the host): allow.
 //! - Outside: writes and deletes are denied; reads are asked (configurable).
 //! - Forms that a Linux path check cannot judge (Windows drive letters, `\\?\`, alternate data
@@ -18,7 +20,7 @@ use acp_gate_plugin::{Access, Plugin, Request, Resolution, Verdict};
 use unicode_normalization::UnicodeNormalization;
 
 pub use config::{Config, OutsideRead};
-use patterns::Sensitive;
+use patterns::{Patterns, Protection};
 
 pub struct PathValidator;
 
@@ -48,11 +50,13 @@ pub fn evaluate(
         .map(|r| nfc(&resolve(r).canonical))
         .collect();
     for extra in &config.extra_roots {
-        let expanded = patterns::expand_home(extra, &home);
+        let expanded = match acp_gate_plugin::sensitive::strip_home(extra) {
+            Some(rest) => format!("{home}{rest}"),
+            None => extra.clone(),
+        };
         roots.push(nfc(&resolve(&expanded).canonical));
     }
-    let sensitive = Sensitive::new(config, &home, false)?;
-    let mut case_insensitive_sensitive: Option<Sensitive> = None;
+    let patterns = Patterns::new(config, &home)?;
 
     let mut verdict = Verdict::Abstain;
     for path in &request.paths {
@@ -95,23 +99,29 @@ pub fn evaluate(
             verdict = stricter(verdict, judged);
             continue;
         }
-        let patterns = if resolution.case_insensitive {
-            case_insensitive_sensitive.get_or_insert(Sensitive::new(config, &home, true)?)
-        } else {
-            &sensitive
-        };
-        if let Some(pattern) = patterns
-            .matching(&lexical)
-            .or_else(|| patterns.matching(&canonical))
-        {
+        let fold_case = resolution.case_insensitive;
+        let matched = patterns
+            .matching(&lexical, fold_case)
+            .or_else(|| patterns.matching(&canonical, fold_case));
+        if let Some((pattern, protection)) = matched {
             let shown = if canonical == lexical {
                 path.raw.clone()
             } else {
                 format!("{} (-> {canonical})", path.raw)
             };
-            return Ok(Verdict::Deny(format!(
-                "sensitive file {shown} (matches `{pattern}`)"
-            )));
+            match (protection, path.access) {
+                (Protection::Secret, _) => {
+                    return Ok(Verdict::Deny(format!(
+                        "sensitive file {shown} (matches `{pattern}`)"
+                    )));
+                }
+                (Protection::NoWrite, Access::Write | Access::Delete) => {
+                    return Ok(Verdict::Deny(format!(
+                        "protected file {shown} runs code or configures the gate (matches `{pattern}`)"
+                    )));
+                }
+                (Protection::NoWrite, Access::Read) => {}
+            }
         }
         let fold = |s: &str| {
             if resolution.case_insensitive {

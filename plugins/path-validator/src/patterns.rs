@@ -1,69 +1,64 @@
-//! Sensitive-path patterns, compiled once per request.
+//! The sensitive and protected patterns of one request: the SDK's shared lists, adjusted by
+//! the config, compiled with the request's home directory.
 
-use glob::{MatchOptions, Pattern};
+use acp_gate_plugin::sensitive::{PathGlob, RUNS_CODE, SECRETS, is_env_template};
 use unicode_normalization::UnicodeNormalization;
 
-use crate::config::{Config, DEFAULT_SENSITIVE, ENV_TEMPLATES};
+use crate::config::Config;
 
-pub struct Sensitive {
-    /// Each compiled glob, with the pattern as the user wrote it.
-    globs: Vec<(Pattern, String)>,
-    templates: Vec<String>,
-    case_insensitive: bool,
+/// What a matching pattern forbids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protection {
+    /// A secret: no access at all.
+    Secret,
+    /// Runs code or configures the gate: no writes or deletes.
+    NoWrite,
 }
 
-/// `~/x` -> `HOME/x`, `~` -> `HOME`; anything else unchanged.
-pub fn expand_home(pattern: &str, home: &str) -> String {
-    match pattern.strip_prefix("~/") {
-        Some(rest) => format!("{}/{rest}", home.trim_end_matches('/')),
-        None if pattern == "~" => home.to_owned(),
-        None => pattern.to_owned(),
-    }
+pub struct Patterns {
+    globs: Vec<(PathGlob, Protection)>,
 }
 
-impl Sensitive {
-    /// The built-in patterns minus `allow_sensitive`, plus `sensitive`.
-    pub fn new(config: &Config, home: &str, case_insensitive: bool) -> Result<Sensitive, String> {
+impl Patterns {
+    pub fn new(config: &Config, home: &str) -> Result<Patterns, String> {
         for dropped in &config.allow_sensitive {
-            if !DEFAULT_SENSITIVE.contains(&dropped.as_str()) {
-                return Err(format!("allow_sensitive: `{dropped}` is not a built-in pattern"));
+            if !SECRETS.contains(&dropped.as_str()) && !RUNS_CODE.contains(&dropped.as_str()) {
+                return Err(format!(
+                    "allow_sensitive: `{dropped}` is not a built-in pattern"
+                ));
             }
         }
-        let globs = DEFAULT_SENSITIVE
-            .iter()
-            .map(|p| p.to_string())
-            .filter(|p| !config.allow_sensitive.contains(p))
+        let builtin = |list: &'static [&'static str]| {
+            list.iter()
+                .map(|p| p.to_string())
+                .filter(|p| !config.allow_sensitive.contains(p))
+        };
+        let secrets = builtin(SECRETS)
             .chain(config.sensitive.iter().cloned())
-            .map(|pattern| Ok((compile(&pattern, home)?, pattern)))
-            .collect::<Result<Vec<_>, String>>()?;
-        let templates = ENV_TEMPLATES.iter().map(|t| fold(t, case_insensitive)).collect();
-        Ok(Sensitive { globs, templates, case_insensitive })
+            .map(|p| (p, Protection::Secret));
+        let no_write = builtin(RUNS_CODE)
+            .chain(config.protected.iter().cloned())
+            .map(|p| (p, Protection::NoWrite));
+        let globs = secrets
+            .chain(no_write)
+            .map(|(pattern, protection)| {
+                (
+                    PathGlob::new(&pattern.nfc().collect::<String>(), home),
+                    protection,
+                )
+            })
+            .collect();
+        Ok(Patterns { globs })
     }
 
-    /// The first pattern `path` (absolute, NFC) matches.
-    pub fn matching(&self, path: &str) -> Option<&str> {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        if self.templates.contains(&fold(name, self.case_insensitive)) {
+    /// The first pattern the absolute, NFC `path` matches, and what it forbids.
+    pub fn matching(&self, path: &str, fold_case: bool) -> Option<(&str, Protection)> {
+        if is_env_template(path) {
             return None;
         }
-        let options = MatchOptions {
-            case_sensitive: !self.case_insensitive,
-            require_literal_separator: true,
-            require_literal_leading_dot: false,
-        };
-        self.globs.iter().find(|(glob, _)| glob.matches_with(path, options)).map(|(_, shown)| shown.as_str())
+        self.globs
+            .iter()
+            .find(|(glob, _)| glob.matches_folding(path, fold_case))
+            .map(|(glob, protection)| (glob.pattern(), *protection))
     }
-}
-
-fn fold(text: &str, case_insensitive: bool) -> String {
-    if case_insensitive { text.to_lowercase() } else { text.to_owned() }
-}
-
-/// A pattern as a glob over absolute paths: `~/` expanded, relative patterns anchored at any
-/// depth (`/**/`), NFC.
-fn compile(pattern: &str, home: &str) -> Result<Pattern, String> {
-    let expanded = expand_home(pattern, home);
-    let anchored = if expanded.starts_with('/') { expanded } else { format!("/**/{expanded}") };
-    let normalised: String = anchored.nfc().collect();
-    Pattern::new(&normalised).map_err(|e| format!("sensitive pattern `{pattern}`: {e}"))
 }

@@ -101,23 +101,20 @@ fn a_sibling_directory_with_the_workspace_as_prefix_is_outside() {
 }
 
 #[test]
-fn sensitive_files_are_denied_wherever_they_are() {
+fn secrets_are_denied_wherever_they_are() {
     for (path, pattern) in [
-        ("/home/u/.ssh/authorized_keys", "~/.ssh/**"),
+        ("/home/u/.ssh/known_hosts", "~/.ssh/**"),
         (".env", ".env"),
         ("config/.env.production", ".env.*"),
-        (".git/hooks/pre-commit", ".git/hooks/**"),
-        ("/home/u/.bashrc", "~/.bashrc"),
-        (".acp-gate/handlers.toml", ".acp-gate/**"),
-        ("/home/u/.cache/acp-gate/abc.cwasm", "~/.cache/acp-gate/**"),
         ("deploy/server.pem", "*.pem"),
+        ("/home/u/.aws/credentials", "~/.aws/**"),
     ] {
         for access in [Access::Read, Access::Write] {
             let Verdict::Deny(reason) = judge(&[(path, access)]) else {
                 panic!("{path} {access:?}")
             };
             assert!(
-                reason.contains(&format!("matches `{pattern}`")),
+                reason.contains(&format!("sensitive file {path} (matches `{pattern}`)")),
                 "{path}: {reason}"
             );
         }
@@ -130,9 +127,36 @@ fn sensitive_files_are_denied_wherever_they_are() {
 }
 
 #[test]
+fn files_that_run_code_are_readable_but_never_written() {
+    for (path, pattern, read) in [
+        (".git/hooks/pre-commit", ".git/hooks/**", "allow"),
+        (".acp-gate/handlers.toml", ".acp-gate/**", "allow"),
+        ("/home/u/.bashrc", "~/.bashrc", "ask"),
+        (
+            "/home/u/.cache/acp-gate/abc.cwasm",
+            "~/.cache/acp-gate/**",
+            "ask",
+        ),
+        ("/home/u/.ssh/authorized_keys", "~/.ssh/**", "deny"),
+    ] {
+        assert_eq!(kind(&judge(&[(path, Access::Read)])), read, "{path}");
+        for access in [Access::Write, Access::Delete] {
+            let Verdict::Deny(reason) = judge(&[(path, access)]) else {
+                panic!("{path} {access:?}")
+            };
+            assert!(
+                reason.contains(&format!("(matches `{pattern}`)")),
+                "{path}: {reason}"
+            );
+        }
+    }
+}
+
+#[test]
 fn config_adds_and_drops_patterns_and_sets_outside_reads() {
     let config = Config {
         sensitive: vec!["secrets/**".into()],
+        protected: vec!["Makefile".into()],
         allow_sensitive: vec!["*.key".into()],
         outside_read: OutsideRead::Deny,
         extra_roots: vec!["~/shared".into()],

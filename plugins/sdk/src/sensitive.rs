@@ -106,6 +106,8 @@ pub fn is_env_template(path: &str) -> bool {
 pub struct PathGlob {
     pattern: String,
     segments: Vec<String>,
+    /// `segments` lower-cased, for case-insensitive file systems.
+    folded: Vec<String>,
 }
 
 /// The rest of `text` after a leading `~`, `$HOME` or `${HOME}`, if it has one.
@@ -124,14 +126,16 @@ impl PathGlob {
             None if pattern.starts_with('/') => pattern.to_owned(),
             None => format!("/**/{}", pattern.trim_start_matches("./")),
         };
-        let segments = absolute
+        let segments: Vec<String> = absolute
             .split('/')
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
             .collect();
+        let folded = segments.iter().map(|s| s.to_lowercase()).collect();
         PathGlob {
             pattern: pattern.to_owned(),
             segments,
+            folded,
         }
     }
 
@@ -142,11 +146,29 @@ impl PathGlob {
 
     /// Whether the absolute `path` matches.
     pub fn matches(&self, path: &str) -> bool {
-        self.matches_folding(path, false)
+        self.matches_segments(&PathSegments::new(path, false))
     }
 
-    /// Whether the absolute `path` matches, comparing case-insensitively when `fold_case`.
-    pub fn matches_folding(&self, path: &str, fold_case: bool) -> bool {
+    /// Whether `path` matches; split a path once with [`PathSegments::new`] to match it against
+    /// many globs. A case-folded path is matched against the case-folded pattern.
+    pub fn matches_segments(&self, path: &PathSegments) -> bool {
+        let pattern = if path.folded {
+            &self.folded
+        } else {
+            &self.segments
+        };
+        match_segments(pattern, &path.segments)
+    }
+}
+
+/// An absolute path split into segments, optionally case-folded.
+pub struct PathSegments {
+    segments: Vec<String>,
+    folded: bool,
+}
+
+impl PathSegments {
+    pub fn new(path: &str, fold_case: bool) -> PathSegments {
         let fold = |s: &str| {
             if fold_case {
                 s.to_lowercase()
@@ -154,18 +176,18 @@ impl PathGlob {
                 s.to_owned()
             }
         };
-        let pattern: Vec<String> = self.segments.iter().map(|s| fold(s)).collect();
-        let path: Vec<String> = path
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .map(fold)
-            .collect();
-        let path: Vec<&str> = path.iter().map(String::as_str).collect();
-        match_segments(&pattern, &path)
+        PathSegments {
+            segments: path
+                .split('/')
+                .filter(|s| !s.is_empty())
+                .map(fold)
+                .collect(),
+            folded: fold_case,
+        }
     }
 }
 
-fn match_segments(pattern: &[String], path: &[&str]) -> bool {
+fn match_segments(pattern: &[String], path: &[String]) -> bool {
     match pattern.split_first() {
         None => path.is_empty(),
         Some((first, rest)) if first == "**" => {
@@ -219,7 +241,8 @@ mod tests {
         assert!(g("*.pem", "/a/b/key.pem"));
         assert!(!g("/etc/**", "/home/etc/x"));
         assert!(g("$HOME/.aws/**", "/h/.aws/credentials"));
-        assert!(PathGlob::new("~/.ssh/**", "/h").matches_folding("/H/.SSH/Id_Rsa", true));
-        assert!(!PathGlob::new("~/.ssh/**", "/h").matches_folding("/H/.SSH/Id_Rsa", false));
+        let ssh = PathGlob::new("~/.ssh/**", "/h");
+        assert!(ssh.matches_segments(&PathSegments::new("/H/.SSH/Id_Rsa", true)));
+        assert!(!ssh.matches_segments(&PathSegments::new("/H/.SSH/Id_Rsa", false)));
     }
 }

@@ -7,4 +7,6 @@ mod config;
 mod corpus;
 mod examples;
 mod plugin_cmd;
+mod run;
 mod sandbox;
+mod sdk_agent;

@@ -30,6 +30,18 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Be the ACP client of an agent: spawn it, send the prompt, stream its output, gate every
+    /// permission request and every `fs/*` / `terminal/*` call.
+    Run(crate::acp::RunArgs),
+    /// Run the bundled demo agent through the default chain in a scratch workspace.
+    Demo,
+    /// The bundled demo agent itself, speaking ACP on stdio (what `acp-gate demo` spawns).
+    #[command(hide = true)]
+    DemoAgent {
+        /// demo, ask, repeat, inject, die or soak:N.
+        #[arg(long, default_value = "demo")]
+        script: String,
+    },
     /// Decide recorded `session/request_permission` requests offline and show each handler's verdict.
     Check(CheckArgs),
     /// Inspect, validate, hash, test and create plugin components.
@@ -119,6 +131,9 @@ pub fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Check(args) => crate::check::run(args).await,
+            Command::Run(args) => crate::acp::run(args).await,
+            Command::Demo => crate::acp::demo().await,
+            Command::DemoAgent { script } => crate::acp::demo::agent(&script).await,
             Command::Plugin(command) => crate::plugin::run(command),
         }
     });

@@ -17,6 +17,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod acp;
 pub mod audit;
 pub mod builtin;
 pub mod cache;

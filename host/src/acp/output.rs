@@ -1,0 +1,417 @@
+//! What `run` shows: the agent's stream (messages, thoughts, plans, tool calls), each decision
+//! and escalation, and the end of each turn, as readable text (colours only on a terminal) or
+//! as one JSON object per line (`--format json`).
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use crate::chain::Decision;
+use crate::cli::OutputFormat;
+use crate::request::ToolRequest;
+use crate::style::Style;
+
+/// Who settled a request, after the chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResolvedBy {
+    /// The chain's allow or deny.
+    Chain,
+    /// An "always" answered earlier in this session.
+    SessionRule,
+    /// The person at the terminal.
+    User,
+    /// Nobody could be asked: rejected and escalated.
+    Escalated,
+    /// `session/cancel` arrived first.
+    Cancelled,
+}
+
+impl ResolvedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResolvedBy::Chain => "chain",
+            ResolvedBy::SessionRule => "session-rule",
+            ResolvedBy::User => "user",
+            ResolvedBy::Escalated => "escalated",
+            ResolvedBy::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// What the agent's stream was last doing on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Other,
+    Message,
+    Thought,
+}
+
+struct LineState {
+    at_line_start: bool,
+    stream: Stream,
+}
+
+pub struct Output {
+    format: OutputFormat,
+    /// Show every handler's verdict (the demo), not only the deciding reasons.
+    verbose: bool,
+    out: Style,
+    err: Style,
+    line: Mutex<LineState>,
+}
+
+impl Output {
+    pub fn new(format: OutputFormat, verbose: bool) -> Output {
+        Output {
+            format,
+            verbose,
+            out: Style::stdout(),
+            err: Style::stderr(),
+            line: Mutex::new(LineState {
+                at_line_start: true,
+                stream: Stream::Other,
+            }),
+        }
+    }
+
+    pub fn is_json(&self) -> bool {
+        self.format == OutputFormat::Json
+    }
+
+    pub fn stderr_style(&self) -> Style {
+        self.err
+    }
+
+    fn json_line(&self, value: &Value) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{value}");
+        let _ = stdout.flush();
+    }
+
+    /// Writes `text` to stdout as part of `stream`, starting a new line when the stream
+    /// changes.
+    fn write_stream(&self, stream: Stream, text: &str) {
+        let mut state = self.line.lock().unwrap_or_else(|p| p.into_inner());
+        let mut stdout = std::io::stdout().lock();
+        if state.stream != stream && !state.at_line_start {
+            let _ = writeln!(stdout);
+            state.at_line_start = true;
+        }
+        state.stream = stream;
+        if text.is_empty() {
+            return;
+        }
+        let shown = match stream {
+            Stream::Thought => self.out.dim(text),
+            _ => text.to_owned(),
+        };
+        let _ = write!(stdout, "{shown}");
+        let _ = stdout.flush();
+        state.at_line_start = text.ends_with('\n');
+    }
+
+    /// Writes whole lines to stdout, after ending the agent's unfinished line.
+    fn block(&self, lines: &[String]) {
+        let mut state = self.line.lock().unwrap_or_else(|p| p.into_inner());
+        let mut stdout = std::io::stdout().lock();
+        if !state.at_line_start {
+            let _ = writeln!(stdout);
+        }
+        for line in lines {
+            let _ = writeln!(stdout, "{line}");
+        }
+        let _ = stdout.flush();
+        state.at_line_start = true;
+        state.stream = Stream::Other;
+    }
+
+    /// A line on stderr, after ending the agent's unfinished stdout line (they share a screen).
+    pub fn notice(&self, text: &str) {
+        self.end_stdout_line();
+        eprintln!("{}", self.err.dim(&format!("acp-gate: {text}")));
+    }
+
+    /// An error on stderr (and, in JSON mode, an `error` line on stdout).
+    pub fn error(&self, text: &str) {
+        self.end_stdout_line();
+        eprintln!("acp-gate: {}", self.err.red(text));
+        if self.is_json() {
+            self.json_line(&json!({ "type": "error", "message": text }));
+        }
+    }
+
+    fn end_stdout_line(&self) {
+        let mut state = self.line.lock().unwrap_or_else(|p| p.into_inner());
+        if !state.at_line_start {
+            println!();
+            state.at_line_start = true;
+        }
+    }
+
+    /// A line of the agent's stderr.
+    pub fn agent_stderr(&self, line: &str) {
+        self.end_stdout_line();
+        eprintln!("{}", self.err.dim(&format!("agent│ {line}")));
+    }
+
+    /// One `session/update`; `tool_call` is the tracker's merged state for tool-call updates.
+    pub fn update(&self, update: &Value, tool_call: Option<&Value>) {
+        let kind = update
+            .get("sessionUpdate")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown");
+        if self.is_json() {
+            let mut line = json!({ "type": kind });
+            match (
+                kind,
+                update.pointer("/content/text").and_then(Value::as_str),
+            ) {
+                (
+                    "agent_message_chunk" | "agent_thought_chunk" | "user_message_chunk",
+                    Some(text),
+                ) => {
+                    line["text"] = json!(text);
+                }
+                _ => {
+                    if let Some(fields) = update.as_object() {
+                        for (key, value) in fields.iter().filter(|(k, _)| *k != "sessionUpdate") {
+                            line[key] = value.clone();
+                        }
+                    }
+                }
+            }
+            self.json_line(&line);
+            return;
+        }
+        match kind {
+            "agent_message_chunk" => {
+                if let Some(text) = content_text(update) {
+                    self.write_stream(Stream::Message, &text);
+                }
+            }
+            "agent_thought_chunk" => {
+                if let Some(text) = content_text(update) {
+                    self.write_stream(Stream::Thought, &text);
+                }
+            }
+            "plan" => {
+                let mut lines = vec![self.out.bold("plan")];
+                for entry in update
+                    .get("entries")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let mark = match entry.get("status").and_then(Value::as_str) {
+                        Some("completed") => "[x]",
+                        Some("in_progress") => "[~]",
+                        _ => "[ ]",
+                    };
+                    let text = entry.get("content").and_then(Value::as_str).unwrap_or("");
+                    lines.push(format!("  {mark} {text}"));
+                }
+                self.block(&lines);
+            }
+            "tool_call" => {
+                let call = tool_call.unwrap_or(update);
+                let title = call.get("title").and_then(Value::as_str).unwrap_or("");
+                let tool_kind = call.get("kind").and_then(Value::as_str).unwrap_or("other");
+                self.block(&[format!(
+                    "{} {} {}",
+                    self.out.dim("⏺"),
+                    self.out.dim(tool_kind),
+                    title
+                )]);
+            }
+            _ => {}
+        }
+    }
+
+    /// A request, how the chain decided it, and what was answered.
+    pub fn decision(
+        &self,
+        request: &ToolRequest,
+        decision: &Decision,
+        resolved_by: ResolvedBy,
+        answer: &str,
+    ) {
+        if self.is_json() {
+            self.json_line(&json!({
+                "type": "decision",
+                "source": request.source,
+                "session_id": request.session_id,
+                "tool_call_id": request.tool_call_id,
+                "kind": request.kind,
+                "title": request.title,
+                "subject": subject(request),
+                "decision": decision.outcome,
+                "resolved_by": resolved_by.as_str(),
+                "answer": answer,
+                "reasons": decision.reasons,
+                "by_default": decision.by_default,
+                "handlers": decision.handlers,
+            }));
+            return;
+        }
+        let s = self.out;
+        let via = match request.source {
+            crate::request::RequestSource::PermissionRequest => "session/request_permission",
+            crate::request::RequestSource::FsRead => "fs/read_text_file",
+            crate::request::RequestSource::FsWrite => "fs/write_text_file",
+            crate::request::RequestSource::TerminalCreate => "terminal/create",
+        };
+        let mut lines = vec![format!(
+            "  {} {}  {}  {}",
+            s.bold("▶"),
+            s.bold(request.kind.as_str()),
+            subject(request),
+            s.dim(&format!("({via})"))
+        )];
+        if self.verbose {
+            let width = decision
+                .handlers
+                .iter()
+                .map(|h| h.name.len())
+                .max()
+                .unwrap_or(0);
+            for handler in &decision.handlers {
+                let line = format!(
+                    "    {:<width$}  {}  {}",
+                    handler.name,
+                    s.verdict(&handler.verdict, 7),
+                    handler.reason.as_deref().unwrap_or("")
+                );
+                lines.push(line.trim_end().to_owned());
+            }
+            if decision.by_default {
+                lines.push(s.dim(&format!("    {}", decision.reasons.join("; "))));
+            }
+        } else {
+            for reason in &decision.reasons {
+                lines.push(format!("    {}", s.dim(reason)));
+            }
+        }
+        let how = match resolved_by {
+            ResolvedBy::Chain => String::new(),
+            ResolvedBy::SessionRule => " (remembered for this session)".into(),
+            ResolvedBy::User => " (answered at the terminal)".into(),
+            ResolvedBy::Escalated => " (nobody to ask: rejected and escalated)".into(),
+            ResolvedBy::Cancelled => " (the turn was cancelled)".into(),
+        };
+        lines.push(format!(
+            "    {} → {}{}",
+            s.outcome(decision.outcome),
+            answer,
+            s.dim(&how)
+        ));
+        self.block(&lines);
+    }
+
+    /// An escalation record: a JSON line on stdout (`--format json`) or a block on stderr.
+    pub fn escalation(&self, record: &Value) {
+        if self.is_json() {
+            self.json_line(record);
+            return;
+        }
+        self.end_stdout_line();
+        let s = self.err;
+        let field = |key: &str| record.get(key).and_then(Value::as_str).unwrap_or("");
+        let mut lines = vec![format!(
+            "{} {} {}",
+            s.yellow(&s.bold("ESCALATED")),
+            s.bold(field("kind")),
+            field("title")
+        )];
+        lines.push(format!(
+            "  nobody could be asked, so acp-gate answered `{}`; session {}, tool call {}",
+            field("answer"),
+            field("session_id"),
+            field("tool_call_id")
+        ));
+        if let Some(input) = record.get("input").filter(|i| !i.is_null()) {
+            lines.push(format!("  input: {input}"));
+        }
+        for handler in record
+            .get("handlers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let name = handler.get("name").and_then(Value::as_str).unwrap_or("");
+            let verdict = handler.get("verdict").and_then(Value::as_str).unwrap_or("");
+            let reason = handler.get("reason").and_then(Value::as_str).unwrap_or("");
+            let line = format!("  {name}  {}  {reason}", s.verdict(verdict, 7));
+            lines.push(line.trim_end().to_owned());
+        }
+        let mut stderr = std::io::stderr().lock();
+        for line in lines {
+            let _ = writeln!(stderr, "{line}");
+        }
+    }
+
+    /// The end of a turn.
+    pub fn stop(&self, stop_reason: &str) {
+        if self.is_json() {
+            self.json_line(&json!({ "type": "stop", "stop_reason": stop_reason }));
+        } else {
+            self.block(&[self.out.dim(&format!("— end of turn: {stop_reason}"))]);
+        }
+    }
+
+    /// The last line in JSON mode: how the run ended.
+    pub fn end(&self, exit_code: u8, escalations: usize) {
+        if self.is_json() {
+            self.json_line(
+                &json!({ "type": "end", "exit_code": exit_code, "escalations": escalations }),
+            );
+        }
+    }
+
+    /// Plain lines on stdout (the demo's banner and summary).
+    pub fn lines(&self, lines: &[String]) {
+        if !self.is_json() {
+            self.block(lines);
+        }
+    }
+
+    pub fn style(&self) -> Style {
+        self.out
+    }
+}
+
+fn content_text(update: &Value) -> Option<String> {
+    let content = update.get("content")?;
+    match content.get("type").and_then(Value::as_str) {
+        Some("text") => content
+            .get("text")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        Some(other) => Some(format!("[{other}]\n")),
+        None => None,
+    }
+}
+
+/// What a request is about, in one line: the command, else the first path, else the title.
+pub fn subject(request: &ToolRequest) -> String {
+    if let Some(command) = &request.command {
+        if let Some(shell) = &command.shell {
+            return shell.clone();
+        }
+        if let Some(argv) = &command.argv {
+            return argv.join(" ");
+        }
+    }
+    match request.paths.first() {
+        // Inside the workspace, the relative path reads best.
+        Some(path) => request
+            .workspace_roots
+            .iter()
+            .find_map(|root| path.absolute.strip_prefix(root).ok())
+            .filter(|relative| !relative.as_os_str().is_empty())
+            .unwrap_or(&path.absolute)
+            .display()
+            .to_string(),
+        None => request.title.clone(),
+    }
+}

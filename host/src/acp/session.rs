@@ -1,0 +1,451 @@
+//! The client side of one ACP session: spawn the agent, `initialize` (advertising `fs` and
+//! `terminal`), `session/new` in the workspace, then one prompt turn after another, with
+//! Ctrl-C as `session/cancel`. Every way the agent can fail (exit at once, never answer, send
+//! garbage, die mid-turn) ends the run with a clear message and an exit code, never a hang.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ClientCapabilities, FileSystemCapabilities, Implementation,
+    InitializeRequest, NewSessionRequest, PromptRequest,
+};
+use agent_client_protocol::{
+    AcpAgent, AcpAgentConfig, Agent, Client, Error, LineDirection, UntypedMessage,
+};
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use super::ask::LineInput;
+use super::exit;
+use super::gate::Gate;
+
+/// Where the prompts come from.
+pub enum Prompts {
+    /// One turn (`-p TEXT`, or all of stdin when it is not a terminal).
+    Once(String),
+    /// A prompt per line typed at the terminal, until end of input or `/quit`.
+    Interactive(Arc<LineInput>),
+}
+
+pub struct SessionSpec {
+    /// The agent's argv.
+    pub agent: Vec<String>,
+    pub workspace: PathBuf,
+    pub prompts: Prompts,
+    /// How long `initialize` and `session/new` may take.
+    pub init_timeout: Duration,
+}
+
+/// Where the session is, to explain a connection that ends under it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Initialize,
+    NewSession,
+    Idle,
+    Turn,
+    /// The session ended with this exit code; what the agent does afterwards does not matter.
+    Done(u8),
+}
+
+impl Phase {
+    fn describe(self) -> &'static str {
+        match self {
+            Phase::Initialize => "before answering `initialize`",
+            Phase::NewSession => "before answering `session/new`",
+            Phase::Idle => "between turns",
+            Phase::Turn => "in the middle of a turn",
+            Phase::Done(_) => "after the session",
+        }
+    }
+}
+
+/// Why the session stopped early.
+enum Stop {
+    /// The agent failed; the message says how. Exit code 4.
+    Agent(String),
+    /// The agent answered with a JSON-RPC error. Exit code 1.
+    Refused(String),
+    /// A second Ctrl-C.
+    Interrupted,
+}
+
+/// Runs the session; returns the exit code (see [`super::exit`]).
+pub async fn run_session(gate: Arc<Gate>, spec: SessionSpec) -> u8 {
+    if let Err(message) = check_command(&spec.agent) {
+        gate.output.error(&message);
+        return exit::ERROR;
+    }
+    let phase = Arc::new(Mutex::new(Phase::Initialize));
+    let (broken_tx, broken_rx) = watch::channel(None::<String>);
+    let broken_tx = Arc::new(broken_tx);
+
+    let config = AcpAgentConfig::new(&spec.agent[0]).args(spec.agent[1..].iter().cloned());
+    let agent = AcpAgent::new(config).with_debug({
+        let gate = gate.clone();
+        move |line, direction| match direction {
+            LineDirection::Stderr => gate.output.agent_stderr(line),
+            LineDirection::Stdout => {
+                if let Some(problem) = malformed(line) {
+                    broken_tx.send_if_modified(|slot| {
+                        slot.is_none().then(|| *slot = Some(problem)).is_some()
+                    });
+                }
+            }
+            LineDirection::Stdin => {}
+        }
+    });
+
+    let result = Client
+        .v1()
+        .name("acp-gate")
+        .on_receive_request(
+            {
+                let gate = gate.clone();
+                async move |message: UntypedMessage, responder, cx: ConnectionTo<Agent>| {
+                    gate.on_request(message, responder, &cx)
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            {
+                let gate = gate.clone();
+                async move |message: UntypedMessage, _cx: ConnectionTo<Agent>| {
+                    gate.on_notification(message);
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_with(agent, {
+            let (gate, phase) = (gate.clone(), phase.clone());
+            async move |cx: ConnectionTo<Agent>| {
+                let code = match drive(&cx, &gate, spec, &phase, broken_rx).await {
+                    Ok(code) => code,
+                    Err(Stop::Agent(message)) => {
+                        gate.output.error(&message);
+                        exit::AGENT_FAILED
+                    }
+                    Err(Stop::Refused(message)) => {
+                        gate.output.error(&message);
+                        exit::ERROR
+                    }
+                    Err(Stop::Interrupted) => {
+                        gate.output.notice("interrupted");
+                        exit::INTERRUPTED
+                    }
+                };
+                *phase.lock().unwrap_or_else(|p| p.into_inner()) = Phase::Done(code);
+                Ok(code)
+            }
+        })
+        .await;
+    gate.shutdown();
+    let phase = *phase.lock().unwrap_or_else(|p| p.into_inner());
+    match (result, phase) {
+        (Ok(code), _) => code,
+        (Err(error), Phase::Done(code)) => {
+            gate.output.notice(&format!(
+                "the agent did not end cleanly: {}",
+                describe(&error)
+            ));
+            code
+        }
+        (Err(error), phase) => {
+            gate.output.error(&format!(
+                "the agent exited {}: {}",
+                phase.describe(),
+                describe(&error)
+            ));
+            exit::AGENT_FAILED
+        }
+    }
+}
+
+async fn drive(
+    cx: &ConnectionTo<Agent>,
+    gate: &Gate,
+    spec: SessionSpec,
+    phase: &Mutex<Phase>,
+    mut broken: watch::Receiver<Option<String>>,
+) -> Result<u8, Stop> {
+    let set_phase = |p| *phase.lock().unwrap_or_else(|e| e.into_inner()) = p;
+    let mut interrupts = interrupts();
+    let limit = spec.init_timeout;
+
+    let capabilities = ClientCapabilities::new()
+        .fs(FileSystemCapabilities::new()
+            .read_text_file(true)
+            .write_text_file(true))
+        .terminal(true);
+    let initialize = InitializeRequest::new(ProtocolVersion::V1)
+        .client_capabilities(capabilities)
+        .client_info(Implementation::new("acp-gate", env!("CARGO_PKG_VERSION")));
+    let response = setup_step(
+        "initialize",
+        limit,
+        cx.send_request(initialize).block_task(),
+        &mut broken,
+        &mut interrupts,
+    )
+    .await?;
+    if response.protocol_version != ProtocolVersion::V1 {
+        return Err(Stop::Agent(format!(
+            "the agent speaks ACP protocol version {:?}; acp-gate speaks version 1",
+            response.protocol_version
+        )));
+    }
+
+    set_phase(Phase::NewSession);
+    let session = setup_step(
+        "session/new",
+        limit,
+        cx.send_request(NewSessionRequest::new(spec.workspace.clone()))
+            .block_task(),
+        &mut broken,
+        &mut interrupts,
+    )
+    .await?;
+    let session_id = session.session_id;
+    gate.set_session_id(&session_id.to_string());
+
+    match spec.prompts {
+        Prompts::Once(text) => {
+            set_phase(Phase::Turn);
+            let stop = turn(cx, gate, &session_id, text, &mut broken, &mut interrupts).await?;
+            if stop == "cancelled" {
+                return Ok(exit::INTERRUPTED);
+            }
+        }
+        Prompts::Interactive(input) => loop {
+            set_phase(Phase::Idle);
+            let style = gate.output.stderr_style();
+            eprint!("{} ", style.bold("›"));
+            let line = tokio::select! {
+                line = input.read_line() => line,
+                Some(()) = interrupts.recv() => return Err(Stop::Interrupted),
+                problem = broken.wait_for(Option::is_some) => return Err(Stop::Agent(broken_message(problem))),
+            };
+            let Some(line) = line else { break };
+            let line = line.trim();
+            match line {
+                "" => continue,
+                "/quit" | "/exit" => break,
+                "/help" => {
+                    eprintln!(
+                        "type a prompt for the agent, or: /rules (what \"always\" remembered), /forget N, /quit"
+                    );
+                    continue;
+                }
+                "/rules" => {
+                    gate.with_rules(|rules| {
+                        if rules.list().is_empty() {
+                            eprintln!("no session rules yet");
+                        }
+                        for (n, rule) in rules.list().iter().enumerate() {
+                            eprintln!("  {}  {}", n + 1, rule.describe());
+                        }
+                    });
+                    continue;
+                }
+                _ => {}
+            }
+            if let Some(n) = line.strip_prefix("/forget ") {
+                let revoked = n
+                    .trim()
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|n| gate.with_rules(|rules| rules.revoke(n.wrapping_sub(1))));
+                match revoked {
+                    Some(rule) => eprintln!("forgot {}", rule.describe()),
+                    None => eprintln!("no rule {n} (see /rules)"),
+                }
+                continue;
+            }
+            set_phase(Phase::Turn);
+            turn(
+                cx,
+                gate,
+                &session_id,
+                line.to_owned(),
+                &mut broken,
+                &mut interrupts,
+            )
+            .await?;
+        },
+    }
+    Ok(if gate.escalations() > 0 {
+        exit::ESCALATED
+    } else {
+        exit::OK
+    })
+}
+
+/// One prompt turn; returns the stop reason. The first Ctrl-C sends `session/cancel` (pending
+/// permission requests are answered `cancelled`), the second ends the run.
+async fn turn(
+    cx: &ConnectionTo<Agent>,
+    gate: &Gate,
+    session_id: &agent_client_protocol::v1::schema::SessionId,
+    text: String,
+    broken: &mut watch::Receiver<Option<String>>,
+    interrupts: &mut mpsc::UnboundedReceiver<()>,
+) -> Result<String, Stop> {
+    gate.begin_turn();
+    let response = cx
+        .send_request(PromptRequest::new(session_id.clone(), vec![text.into()]))
+        .block_task();
+    tokio::pin!(response);
+    let mut cancelling = false;
+    let result = loop {
+        tokio::select! {
+            result = &mut response => break result,
+            Some(()) = interrupts.recv() => {
+                if cancelling {
+                    return Err(Stop::Interrupted);
+                }
+                cancelling = true;
+                gate.cancel_turn();
+                let _ = cx.send_notification(CancelNotification::new(session_id.clone()));
+                gate.output.notice("cancelling the turn (press Ctrl-C again to quit)");
+            }
+            problem = broken.wait_for(Option::is_some) => {
+                return Err(Stop::Agent(broken_message(problem)));
+            }
+        }
+    };
+    match result {
+        Ok(response) => {
+            let stop = serde_json::to_value(response.stop_reason)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_else(|| format!("{:?}", response.stop_reason));
+            gate.output.stop(&stop);
+            Ok(stop)
+        }
+        Err(error) => Err(failure("session/prompt", &error)),
+    }
+}
+
+/// `initialize` or `session/new`: bounded in time, and given up on when the agent breaks the
+/// protocol or the user presses Ctrl-C.
+async fn setup_step<T>(
+    method: &str,
+    limit: Duration,
+    response: impl Future<Output = Result<T, Error>>,
+    broken: &mut watch::Receiver<Option<String>>,
+    interrupts: &mut mpsc::UnboundedReceiver<()>,
+) -> Result<T, Stop> {
+    tokio::select! {
+        result = tokio::time::timeout(limit, response) => match result {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => Err(failure(method, &error)),
+            Err(_) => Err(Stop::Agent(format!(
+                "the agent did not answer `{method}` within {}s (--init-timeout)",
+                limit.as_secs_f64()
+            ))),
+        },
+        problem = broken.wait_for(Option::is_some) => Err(Stop::Agent(broken_message(problem))),
+        Some(()) = interrupts.recv() => Err(Stop::Interrupted),
+    }
+}
+
+fn failure(method: &str, error: &Error) -> Stop {
+    if agent_client_protocol::is_incoming_transport_closed(error)
+        || agent_client_protocol::is_connection_terminated(error)
+    {
+        Stop::Agent(format!(
+            "the agent closed the connection (or exited) before answering `{method}`: {}",
+            describe(error)
+        ))
+    } else {
+        Stop::Refused(format!(
+            "the agent answered `{method}` with an error: {}",
+            describe(error)
+        ))
+    }
+}
+
+fn broken_message(
+    problem: Result<watch::Ref<'_, Option<String>>, watch::error::RecvError>,
+) -> String {
+    match problem {
+        Ok(problem) => problem.clone().unwrap_or_default(),
+        Err(_) => "the agent broke the protocol".to_owned(),
+    }
+}
+
+/// An error in one line: its message and, when there is one, its data.
+fn describe(error: &Error) -> String {
+    match &error.data {
+        Some(Value::String(data)) => format!("{} ({})", error.message, data.trim()),
+        Some(data) if !data.is_null() => format!("{} ({data})", error.message),
+        _ => error.message.clone(),
+    }
+}
+
+/// Why a line the agent wrote to stdout is not JSON-RPC, if it is not.
+fn malformed(line: &str) -> Option<String> {
+    let line = line.trim();
+    if line.is_empty() {
+        return None;
+    }
+    let shown: String = line.chars().take(200).collect();
+    match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(message)) if message.get("jsonrpc") == Some(&Value::from("2.0")) => None,
+        Ok(_) => Some(format!(
+            "the agent broke the protocol: it sent a JSON value that is not a JSON-RPC 2.0 message: {shown}"
+        )),
+        Err(_) => Some(format!(
+            "the agent broke the protocol: it wrote a line that is not JSON to stdout: {shown}"
+        )),
+    }
+}
+
+/// Ctrl-C presses, as a stream.
+fn interrupts() -> mpsc::UnboundedReceiver<()> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if tx.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// The agent's program must exist before anything is spawned: a clear error, not a broken pipe.
+fn check_command(agent: &[String]) -> Result<(), String> {
+    let Some(program) = agent.first() else {
+        return Err("no agent command given (acp-gate run [OPTIONS] -- AGENT [ARGS...])".into());
+    };
+    let found = if program.contains('/') {
+        std::path::Path::new(program).is_file()
+    } else {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+    };
+    if found {
+        Ok(())
+    } else {
+        Err(format!("cannot find the agent command `{program}`"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_that_are_not_json_rpc_are_named() {
+        assert!(malformed(r#"{"jsonrpc":"2.0","method":"x"}"#).is_none());
+        assert!(malformed("   ").is_none());
+        assert!(malformed("Starting agent...").unwrap().contains("not JSON"));
+        assert!(malformed("[1,2]").unwrap().contains("not a JSON-RPC"));
+    }
+}

@@ -14,8 +14,8 @@ use brush_parser::{Parser, ParserOptions};
 
 use crate::judgement::Finding;
 use crate::programs::{command_name, is_escalator, is_interpreter, is_shell, produces};
-use crate::word_scan::{Piece, scan};
 use crate::words::{Arg, Feed, expand_braces};
+use acp_gate_shell::{Piece, scan};
 
 /// How deeply `bash -c`, `eval` and substitutions may nest before the checker gives up (and asks).
 pub const MAX_DEPTH: u32 = 12;

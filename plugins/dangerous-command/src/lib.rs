@@ -25,7 +25,6 @@ pub mod paths;
 pub mod programs;
 pub mod rules;
 pub mod safe;
-pub mod word_scan;
 pub mod words;
 
 use acp_gate_plugin::{Plugin, Request, Verdict};

@@ -3,11 +3,7 @@
 
 use crate::words::{Arg, Feed};
 
-/// The name a command word runs: the last path segment (`/bin/rm` -> `rm`), lower-cased so
-/// that case-insensitive file systems cannot hide a command (`/bin/RM`).
-pub fn command_name(word: &str) -> String {
-    word.rsplit('/').next().unwrap_or(word).to_lowercase()
-}
+pub use acp_gate_shell::program_name as command_name;
 
 /// Shells whose `-c` runs a shell string.
 pub fn is_shell(name: &str) -> bool {

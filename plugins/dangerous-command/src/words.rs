@@ -106,76 +106,6 @@ impl Arg {
     }
 }
 
-/// Decodes the body of an ANSI-C quoted string (`$'...'`).
-pub fn decode_ansi_c(body: &str) -> String {
-    let mut out = String::with_capacity(body.len());
-    let mut chars = body.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let Some(e) = chars.next() else {
-            out.push('\\');
-            break;
-        };
-        let mut number = |radix: u32, max: usize, first: Option<char>| {
-            let mut value = first.and_then(|d| d.to_digit(radix)).unwrap_or(0);
-            let mut taken = usize::from(first.is_some());
-            while taken < max {
-                match chars.peek().and_then(|d| d.to_digit(radix)) {
-                    Some(d) => {
-                        value = value * radix + d;
-                        chars.next();
-                        taken += 1;
-                    }
-                    None => break,
-                }
-            }
-            (value, taken)
-        };
-        match e {
-            'a' => out.push('\x07'),
-            'b' => out.push('\x08'),
-            'e' | 'E' => out.push('\x1b'),
-            'f' => out.push('\x0c'),
-            'n' => out.push('\n'),
-            'r' => out.push('\r'),
-            't' => out.push('\t'),
-            'v' => out.push('\x0b'),
-            '0'..='7' => {
-                let (value, _) = number(8, 3, Some(e));
-                out.push(char::from_u32(value & 0xff).unwrap_or('\u{fffd}'));
-            }
-            'x' | 'u' | 'U' => {
-                let max = match e {
-                    'x' => 2,
-                    'u' => 4,
-                    _ => 8,
-                };
-                let (value, taken) = number(16, max, None);
-                if taken == 0 {
-                    out.push('\\');
-                    out.push(e);
-                } else {
-                    out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
-                }
-            }
-            'c' => {
-                if let Some(x) = chars.next() {
-                    out.push(char::from_u32(u32::from(x) & 0x1f).unwrap_or('\u{fffd}'));
-                }
-            }
-            '\\' | '\'' | '"' | '?' => out.push(e),
-            other => {
-                out.push('\\');
-                out.push(other);
-            }
-        }
-    }
-    out
-}
-
 /// Expands brace expressions into the raw words they stand for; `None` past `limit` words.
 pub fn expand_braces(parts: &[BraceExpressionOrText], limit: usize) -> Option<Vec<String>> {
     let mut words = vec![String::new()];
@@ -253,15 +183,6 @@ fn expand_member(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ansi_c_escapes_decode() {
-        assert_eq!(decode_ansi_c(r"\x72m"), "rm");
-        assert_eq!(decode_ansi_c(r"\162\155"), "rm");
-        assert_eq!(decode_ansi_c(r"\u0072m"), "rm");
-        assert_eq!(decode_ansi_c(r"a\'b\n"), "a'b\n");
-        assert_eq!(decode_ansi_c(r"\q"), r"\q");
-    }
 
     #[test]
     fn feeds_join_to_the_more_dangerous() {

@@ -1,11 +1,12 @@
-//! Splitting one shell word (already delimited by `brush-parser`'s tokenizer) into its pieces:
-//! quotes, escapes, `$'..'`, `~`, `$NAME`, `${..}`, `$(..)`, backticks and `$((..))`.
+//! Shell words for acp-gate's plugins: one word of a command line split into its pieces
+//! (literal text, quotes and escapes, `$'..'`, `~`, `$X`, `${..}`, `$(..)`, backticks,
+//! `$((..))`), so that a plugin knows what the shell will run and what it cannot know until
+//! run time.
 //!
-//! `brush_parser::word::parse` does the same, but memoises through a mutex that reads the clock,
-//! which would make the component import `wasi:clocks`; this scanner keeps the plugin free of
-//! that grant. Its agreement with `brush_parser::word::parse` is checked by a differential test.
-
-use crate::words::decode_ansi_c;
+//! `brush_parser::word::parse` does the same, but memoises through a mutex that reads the
+//! clock, which would make every component that uses it import `wasi:clocks`; this scanner
+//! keeps the plugins free of that grant. A differential property test keeps it never more
+//! trusting than `brush_parser::word::parse`. Used by `dangerous-command` and `org-policy`.
 
 /// One piece of a word.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -383,6 +384,82 @@ fn merge(pieces: Vec<Piece>) -> Vec<Piece> {
     out
 }
 
+/// Decodes the body of an ANSI-C quoted string (`$'...'`).
+pub fn decode_ansi_c(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        let mut number = |radix: u32, max: usize, first: Option<char>| {
+            let mut value = first.and_then(|d| d.to_digit(radix)).unwrap_or(0);
+            let mut taken = usize::from(first.is_some());
+            while taken < max {
+                match chars.peek().and_then(|d| d.to_digit(radix)) {
+                    Some(d) => {
+                        value = value * radix + d;
+                        chars.next();
+                        taken += 1;
+                    }
+                    None => break,
+                }
+            }
+            (value, taken)
+        };
+        match e {
+            'a' => out.push('\x07'),
+            'b' => out.push('\x08'),
+            'e' | 'E' => out.push('\x1b'),
+            'f' => out.push('\x0c'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'v' => out.push('\x0b'),
+            '0'..='7' => {
+                let (value, _) = number(8, 3, Some(e));
+                out.push(char::from_u32(value & 0xff).unwrap_or('\u{fffd}'));
+            }
+            'x' | 'u' | 'U' => {
+                let max = match e {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let (value, taken) = number(16, max, None);
+                if taken == 0 {
+                    out.push('\\');
+                    out.push(e);
+                } else {
+                    out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
+                }
+            }
+            'c' => {
+                if let Some(x) = chars.next() {
+                    out.push(char::from_u32(u32::from(x) & 0x1f).unwrap_or('\u{fffd}'));
+                }
+            }
+            '\\' | '\'' | '"' | '?' => out.push(e),
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
+        }
+    }
+    out
+}
+
+/// The name a command word runs: its last path segment, lower-cased so that a
+/// case-insensitive file system cannot hide a command (`/usr/bin/GIT` -> `git`).
+pub fn program_name(word: &str) -> String {
+    word.rsplit('/').next().unwrap_or(word).to_lowercase()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -398,6 +475,14 @@ mod tests {
         }
     }
 
+    #[test]
+    fn ansi_c_escapes_decode() {
+        assert_eq!(decode_ansi_c(r"\x72m"), "rm");
+        assert_eq!(decode_ansi_c(r"\162\155"), "rm");
+        assert_eq!(decode_ansi_c(r"\u0072m"), "rm");
+        assert_eq!(decode_ansi_c(r"a\'b\n"), "a'b\n");
+        assert_eq!(decode_ansi_c(r"\q"), r"\q");
+    }
     #[test]
     fn quotes_and_escapes() {
         assert_eq!(scan(r"\rm").unwrap(), [lit("r", true), lit("m", false)]);

@@ -1,0 +1,297 @@
+//! The plugin's `[handler.config]` table, and its compilation into [`Rule`]s.
+//!
+//! Every mistake (an unknown key, decision or tool kind, a bad regex or glob, a rule without
+//! conditions, a `match` example the rule does not match) is an error that names the rule.
+
+use serde::Deserialize;
+
+use crate::rules::{Condition, Decision, PathGlob, Pattern, Rule, Token};
+use acp_gate_plugin::ToolKind;
+
+/// `[handler.config]`: `{}` (or no table) gives no rules, and the plugin abstains on everything.
+///
+/// ```toml
+/// [[handler.config.rules]]
+/// name = "no-push-to-main"
+/// decision = "deny"
+/// reason = "main is protected: open a pull request"
+/// prefix = ["git", "push", "origin", ["main", "master"]]
+/// match = ["git push origin main", "/usr/bin/git push origin master"]
+/// not_match = ["git push origin feature/x"]
+/// ```
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// The rules, as tables; each is checked on its own so that an error can name it.
+    pub rules: Vec<serde_json::Value>,
+}
+
+/// One `[[handler.config.rules]]` table as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    pub name: String,
+    pub decision: Decision,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub kinds: Option<Vec<String>>,
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    #[serde(default)]
+    pub prefix: Option<Vec<Token>>,
+    #[serde(default)]
+    pub regex: Option<String>,
+    #[serde(default)]
+    pub paths: Option<Vec<String>>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default, rename = "match")]
+    pub matches: Vec<Example>,
+    #[serde(default)]
+    pub not_match: Vec<Example>,
+}
+
+/// A `match` / `not_match` example: a command string, or a request in short form.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum Example {
+    Command(String),
+    Request(ExampleRequest),
+}
+
+/// `{ command = "..", kind = "..", path = ".." }` and friends. `kind` defaults to `execute`
+/// with a command or argv, else to `read`; relative paths are relative to the first workspace
+/// root and `~/` is the home directory.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExampleRequest {
+    pub command: Option<String>,
+    pub argv: Option<Vec<String>>,
+    pub kind: Option<String>,
+    pub path: Option<String>,
+    pub paths: Vec<String>,
+    pub tool: Option<String>,
+    pub title: Option<String>,
+}
+
+impl std::fmt::Display for Example {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Example::Command(command) => write!(f, "{command:?}"),
+            Example::Request(r) => {
+                let mut parts = Vec::new();
+                let mut field = |key: &str, value: String| parts.push(format!("{key} = {value}"));
+                if let Some(v) = &r.command {
+                    field("command", format!("{v:?}"));
+                }
+                if let Some(v) = &r.argv {
+                    field("argv", format!("{v:?}"));
+                }
+                if let Some(v) = &r.kind {
+                    field("kind", format!("{v:?}"));
+                }
+                if let Some(v) = &r.path {
+                    field("path", format!("{v:?}"));
+                }
+                if !r.paths.is_empty() {
+                    field("paths", format!("{:?}", r.paths));
+                }
+                if let Some(v) = &r.tool {
+                    field("tool", format!("{v:?}"));
+                }
+                if let Some(v) = &r.title {
+                    field("title", format!("{v:?}"));
+                }
+                write!(f, "{{ {} }}", parts.join(", "))
+            }
+        }
+    }
+}
+
+/// The tool kinds by their names in `handlers.toml` (`switch_mode` or `switch-mode`).
+pub fn tool_kind(name: &str) -> Option<ToolKind> {
+    Some(match name {
+        "read" => ToolKind::Read,
+        "edit" => ToolKind::Edit,
+        "delete" => ToolKind::Delete,
+        "move" => ToolKind::Move,
+        "search" => ToolKind::Search,
+        "execute" => ToolKind::Execute,
+        "think" => ToolKind::Think,
+        "fetch" => ToolKind::Fetch,
+        "switch_mode" | "switch-mode" => ToolKind::SwitchMode,
+        "other" => ToolKind::Other,
+        _ => return None,
+    })
+}
+
+const KINDS: &str = "read, edit, delete, move, search, execute, think, fetch, switch_mode, other";
+
+impl Config {
+    /// Checks every rule and compiles it; the first mistake is an error naming the rule.
+    pub fn compile(&self) -> Result<Vec<Rule>, String> {
+        let mut rules: Vec<Rule> = Vec::with_capacity(self.rules.len());
+        for (number, value) in self.rules.iter().enumerate() {
+            let label = match value.get("name").and_then(|n| n.as_str()) {
+                Some(name) => format!("rule `{name}` (rules[{number}])"),
+                None => format!("rules[{number}]"),
+            };
+            let spec: RuleSpec =
+                serde_json::from_value(value.clone()).map_err(|e| format!("{label}: {e}"))?;
+            let rule = compile_rule(spec).map_err(|e| format!("{label}: {e}"))?;
+            if rules.iter().any(|r| r.name == rule.name) {
+                return Err(format!("{label}: another rule has the same name"));
+            }
+            rules.push(rule);
+        }
+        Ok(rules)
+    }
+}
+
+fn compile_rule(spec: RuleSpec) -> Result<Rule, String> {
+    if spec.name.trim().is_empty() {
+        return Err("`name` is empty".into());
+    }
+    let reason = spec.reason.unwrap_or_default();
+    if spec.decision != Decision::Allow && reason.trim().is_empty() {
+        return Err(format!(
+            "a `{}` rule needs a `reason` (it is shown to the user and the agent)",
+            spec.decision.as_str()
+        ));
+    }
+    let mut conditions = Vec::new();
+    if let Some(kinds) = spec.kinds {
+        let mut parsed = Vec::new();
+        for kind in &kinds {
+            parsed.push(
+                tool_kind(kind).ok_or_else(|| {
+                    format!("`kinds`: unknown tool kind `{kind}` (kinds: {KINDS})")
+                })?,
+            );
+        }
+        nonempty("kinds", &parsed)?;
+        conditions.push(Condition::Kinds(parsed));
+    }
+    if let Some(tools) = spec.tools {
+        nonempty("tools", &tools)?;
+        conditions.push(Condition::Tools(tools));
+    }
+    if let Some(title) = spec.title {
+        conditions.push(Condition::Title(compile_regex("title", &title)?));
+    }
+    if let Some(paths) = spec.paths {
+        nonempty("paths", &paths)?;
+        for pattern in &paths {
+            PathGlob::check(pattern).map_err(|e| format!("`paths`: {e}"))?;
+        }
+        conditions.push(Condition::Paths(paths));
+    }
+    if let Some(prefix) = spec.prefix {
+        nonempty("prefix", &prefix)?;
+        for (i, token) in prefix.iter().enumerate() {
+            let alternatives = token.alternatives();
+            if alternatives.is_empty() || alternatives.iter().any(|a| a.is_empty()) {
+                return Err(format!("`prefix`: token {i} is empty"));
+            }
+        }
+        conditions.push(Condition::Prefix(prefix));
+    }
+    if let Some(regex) = spec.regex {
+        conditions.push(Condition::Regex(compile_regex("regex", &regex)?));
+    }
+    if conditions.is_empty() {
+        return Err(
+            "no conditions: give at least one of kinds, tools, title, paths, prefix, regex".into(),
+        );
+    }
+    Ok(Rule {
+        name: spec.name,
+        decision: spec.decision,
+        reason,
+        conditions,
+        matches: spec.matches,
+        not_match: spec.not_match,
+    })
+}
+
+fn nonempty<T>(key: &str, list: &[T]) -> Result<(), String> {
+    if list.is_empty() {
+        return Err(format!("`{key}` is empty, so the rule could never match"));
+    }
+    Ok(())
+}
+
+fn compile_regex(key: &str, pattern: &str) -> Result<Pattern, String> {
+    Pattern::new(pattern).map_err(|e| format!("`{key}`: invalid regex: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compile(json: &str) -> Result<Vec<Rule>, String> {
+        serde_json::from_str::<Config>(json)
+            .map_err(|e| e.to_string())?
+            .compile()
+    }
+
+    #[test]
+    fn empty_config_has_no_rules() {
+        assert!(compile("{}").unwrap().is_empty());
+        assert!(compile(r#"{"rulez": []}"#).is_err());
+    }
+
+    #[test]
+    fn mistakes_name_the_rule() {
+        let cases = [
+            (
+                r#"{"name": "a", "decision": "block", "reason": "r", "kinds": ["read"]}"#,
+                "block",
+            ),
+            (
+                r#"{"name": "a", "decision": "deny", "reason": "r", "kinds": ["exec"]}"#,
+                "exec",
+            ),
+            (
+                r#"{"name": "a", "decision": "deny", "reason": "r", "knids": ["read"]}"#,
+                "knids",
+            ),
+            (
+                r#"{"name": "a", "decision": "deny", "kinds": ["read"]}"#,
+                "reason",
+            ),
+            (
+                r#"{"name": "a", "decision": "ask", "reason": "r"}"#,
+                "no conditions",
+            ),
+            (
+                r#"{"name": "a", "decision": "ask", "reason": "r", "regex": "("}"#,
+                "regex",
+            ),
+            (
+                r#"{"name": "a", "decision": "ask", "reason": "r", "paths": ["a/[b"]}"#,
+                "paths",
+            ),
+            (
+                r#"{"name": "a", "decision": "ask", "reason": "r", "prefix": ["git", []]}"#,
+                "token 1",
+            ),
+            (
+                r#"{"name": "a", "decision": "allow", "prefix": ["ls"], "match": [{"cmd": "ls"}]}"#,
+                "a",
+            ),
+        ];
+        for (rule, needle) in cases {
+            let err = compile(&format!(r#"{{"rules": [{rule}]}}"#)).unwrap_err();
+            assert!(err.contains("rule `a`"), "{err}");
+            assert!(err.contains(needle), "{err} should mention {needle}");
+        }
+        let twice = r#"{"name": "a", "decision": "allow", "prefix": ["ls"]}"#;
+        let err = compile(&format!(r#"{{"rules": [{twice}, {twice}]}}"#)).unwrap_err();
+        assert!(
+            err.contains("rules[1]") && err.contains("same name"),
+            "{err}"
+        );
+    }
+}

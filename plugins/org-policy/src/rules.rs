@@ -1,0 +1,489 @@
+//! A compiled rule and its conditions, and how each condition matches.
+//!
+//! Deny and ask rules match generously, allow rules strictly:
+//!
+//! | | deny / ask | allow |
+//! |---|---|---|
+//! | `paths` | any path matches (case-insensitively) | every path matches (case-sensitively), and there is one |
+//! | `prefix`, `regex` | some simple command matches, also after wrappers (`sudo`, `env`, `timeout`, `nohup`, `nice`, `xargs`, ...) and git's global options (`git -C dir push`) are skipped; a word only known at run time (`$X`) matches any token but the first | the command as written, word for word; a dynamic word matches nothing; a command redirecting its output into a file never matches |
+
+use regex_automata::nfa::thompson::{self, pikevm::PikeVM};
+use regex_automata::util::syntax;
+use serde::Deserialize;
+
+use acp_gate_plugin::sensitive::{PathGlob as SdkGlob, PathSegments};
+
+use crate::commands::{SimpleCommand, Word, program_name};
+use crate::config::Example;
+use acp_gate_plugin::ToolKind;
+
+/// What a rule decides when it matches.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        }
+    }
+}
+
+/// One token of a `prefix`: a word, or a list of alternatives (`["push", "fetch"]`).
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum Token {
+    One(String),
+    Any(Vec<String>),
+}
+
+impl Token {
+    pub fn alternatives(&self) -> &[String] {
+        match self {
+            Token::One(word) => std::slice::from_ref(word),
+            Token::Any(words) => words,
+        }
+    }
+}
+
+/// A regex, searched for anywhere in the text (anchor it with `^` / `$`). Rust `regex` syntax
+/// with ASCII classes: `\\w`, `\\s`, `\\d`, `\\b` and `(?i)` know ASCII only, which keeps Unicode
+/// tables out of the component; other characters still match literally.
+#[derive(Clone, Debug)]
+pub struct Pattern(PikeVM);
+
+impl Pattern {
+    pub fn new(pattern: &str) -> Result<Pattern, String> {
+        PikeVM::builder()
+            .syntax(syntax::Config::new().unicode(false).utf8(false))
+            .thompson(thompson::Config::new().utf8(false))
+            .build(pattern)
+            .map(Pattern)
+            .map_err(|e| e.to_string())
+    }
+
+    pub fn is_match(&self, text: &str) -> bool {
+        let mut cache = self.0.create_cache();
+        self.0.is_match(&mut cache, text)
+    }
+}
+
+/// A condition of a rule; all of a rule's conditions must hold.
+#[derive(Clone, Debug)]
+pub enum Condition {
+    /// The request's (host-derived) tool kind is one of these.
+    Kinds(Vec<ToolKind>),
+    /// The agent's tool name is one of these (ASCII case-insensitive).
+    Tools(Vec<String>),
+    /// The request's title matches.
+    Title(Pattern),
+    /// Globs over the request's absolute paths.
+    Paths(Vec<String>),
+    /// A simple command starts with these tokens.
+    Prefix(Vec<Token>),
+    /// A simple command's text matches.
+    Regex(Pattern),
+}
+
+/// One compiled rule.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    pub name: String,
+    pub decision: Decision,
+    pub reason: String,
+    pub conditions: Vec<Condition>,
+    pub matches: Vec<Example>,
+    pub not_match: Vec<Example>,
+}
+
+impl Rule {
+    /// Deny and ask rules match generously, allow rules strictly (see the module docs).
+    pub fn generous(&self) -> bool {
+        self.decision != Decision::Allow
+    }
+
+    /// Whether the rule has conditions on the command (`prefix`, `regex`).
+    pub fn judges_commands(&self) -> bool {
+        self.conditions
+            .iter()
+            .any(|c| matches!(c, Condition::Prefix(_) | Condition::Regex(_)))
+    }
+
+    /// Whether the conditions that are not about the command hold.
+    pub fn request_conditions_hold(
+        &self,
+        kind: ToolKind,
+        tool: Option<&str>,
+        title: &str,
+        paths: &[String],
+        places: &Places,
+    ) -> bool {
+        self.conditions.iter().all(|c| match c {
+            Condition::Kinds(kinds) => kinds.contains(&kind),
+            Condition::Tools(tools) => {
+                tool.is_some_and(|t| tools.iter().any(|w| w.eq_ignore_ascii_case(t)))
+            }
+            Condition::Title(regex) => regex.is_match(title),
+            Condition::Paths(globs) => {
+                let globs: Vec<SdkGlob> = globs
+                    .iter()
+                    .filter_map(|g| PathGlob::matcher(g, places))
+                    .collect();
+                let fold = self.generous();
+                let hit = |p: &String| {
+                    let path = PathSegments::new(p, fold);
+                    globs.iter().any(|g| g.matches_segments(&path))
+                };
+                if self.generous() {
+                    paths.iter().any(hit)
+                } else {
+                    !paths.is_empty() && paths.iter().all(hit)
+                }
+            }
+            Condition::Prefix(_) | Condition::Regex(_) => true,
+        })
+    }
+
+    /// Whether the command conditions hold for one simple command. An allow rule never
+    /// matches a command that redirects its output into a file.
+    pub fn matches_command(&self, command: &SimpleCommand) -> bool {
+        if self.generous() {
+            views(command).iter().any(|v| self.matches_view(v))
+        } else {
+            command.writes.is_empty() && self.matches_view(command)
+        }
+    }
+
+    fn matches_view(&self, command: &SimpleCommand) -> bool {
+        self.conditions.iter().all(|c| match c {
+            Condition::Prefix(prefix) => prefix_matches(prefix, &command.words, self.generous()),
+            Condition::Regex(regex) => regex.is_match(&command.text()),
+            _ => true,
+        })
+    }
+
+    /// For a command that does not parse: whether the command conditions hold for `raw`
+    /// (a regex-only rule) or for one of its rough pieces.
+    pub fn matches_raw(&self, raw: &str, pieces: &[SimpleCommand]) -> bool {
+        let regex_only = !self
+            .conditions
+            .iter()
+            .any(|c| matches!(c, Condition::Prefix(_)));
+        let raw_hit = regex_only
+            && self.conditions.iter().all(|c| match c {
+                Condition::Regex(regex) => regex.is_match(raw),
+                _ => true,
+            });
+        raw_hit || pieces.iter().any(|p| self.matches_command(p))
+    }
+}
+
+/// Where relative globs and `~/` point.
+#[derive(Clone, Debug, Default)]
+pub struct Places {
+    pub home: String,
+    /// The first workspace root, if the session has one.
+    pub workspace: Option<String>,
+}
+
+/// Path globs over absolute paths, with the SDK's matcher: `~/` is the home directory, a
+/// relative glob is relative to the first workspace root, `*` and `?` stay within one path
+/// segment, `**` is any number of segments.
+pub struct PathGlob;
+
+impl PathGlob {
+    /// Rejects what the matcher would take literally: `[..]` classes and `{a,b}` alternatives.
+    pub fn check(pattern: &str) -> Result<(), String> {
+        if pattern.trim().is_empty() {
+            return Err("an empty glob".into());
+        }
+        if pattern.contains(['[', ']', '{', '}', '\\']) {
+            return Err(format!(
+                "glob `{pattern}`: only `*`, `?` and `**` are supported (no `[..]`, `{{a,b}}` or `\\`); write one glob per alternative"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The matcher for `pattern` in `places`; `None` when it is relative and there is no
+    /// workspace root.
+    pub fn matcher(pattern: &str, places: &Places) -> Option<SdkGlob> {
+        let absolute = if pattern == "~" || pattern.starts_with("~/") || pattern.starts_with('/') {
+            pattern.to_owned()
+        } else {
+            let root = places.workspace.as_deref()?;
+            let rest = pattern.trim_start_matches("./");
+            format!("{}/{rest}", root.trim_end_matches('/'))
+        };
+        Some(SdkGlob::new(&absolute, &places.home))
+    }
+}
+
+/// Whether `words` start with `prefix`. The first token is compared with the program's
+/// normalised name. `generous`: git's global options are skipped, and a dynamic word other
+/// than the first matches any token.
+pub fn prefix_matches(prefix: &[Token], words: &[Word], generous: bool) -> bool {
+    let (Some(first), Some(head)) = (prefix.first(), words.first()) else {
+        return false;
+    };
+    if head.dynamic
+        || !first
+            .alternatives()
+            .iter()
+            .any(|a| program_name(a) == program_name(&head.text))
+    {
+        return false;
+    }
+    let mut rest = &words[1..];
+    if generous && program_name(&head.text) == "git" {
+        rest = skip_options(rest, GIT_VALUED);
+    }
+    prefix[1..].len() <= rest.len()
+        && prefix[1..].iter().zip(rest).all(|(token, word)| {
+            if word.dynamic {
+                generous
+            } else {
+                token.alternatives().contains(&word.text)
+            }
+        })
+}
+
+const GIT_VALUED: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+    "--super-prefix",
+    "--exec-path",
+];
+
+/// The words after the leading options; `valued` lists the options that take the next word.
+fn skip_options<'w>(mut words: &'w [Word], valued: &[&str]) -> &'w [Word] {
+    while let Some(w) = words.first() {
+        let t = w.text.as_str();
+        if t == "--" {
+            return &words[1..];
+        }
+        if !t.starts_with('-') || t == "-" || w.dynamic {
+            break;
+        }
+        let step = if valued.contains(&t) { 2 } else { 1 };
+        words = words.get(step..).unwrap_or_default();
+    }
+    words
+}
+
+/// Wrappers that run the command after their options and operands: (name, options that take
+/// a value, operands before the command, whether `NAME=value` words come first).
+const WRAPPERS: &[(&str, &[&str], usize, bool)] = &[
+    (
+        "sudo",
+        &[
+            "-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group",
+        ],
+        0,
+        true,
+    ),
+    ("doas", &["-u", "-C"], 0, false),
+    ("run0", &["-u", "--user", "-D"], 0, false),
+    (
+        "env",
+        &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"],
+        0,
+        true,
+    ),
+    (
+        "timeout",
+        &["-s", "-k", "--signal", "--kill-after"],
+        1,
+        false,
+    ),
+    ("nohup", &[], 0, false),
+    ("time", &["-f", "-o", "--format", "--output"], 0, false),
+    ("command", &[], 0, false),
+    ("builtin", &[], 0, false),
+    ("exec", &["-a"], 0, false),
+    ("nice", &["-n", "--adjustment"], 0, false),
+    (
+        "ionice",
+        &["-c", "-n", "-p", "--class", "--classdata"],
+        0,
+        false,
+    ),
+    (
+        "stdbuf",
+        &["-i", "-o", "-e", "--input", "--output", "--error"],
+        0,
+        false,
+    ),
+    ("setsid", &[], 0, false),
+    ("chrt", &[], 1, false),
+    ("taskset", &[], 1, false),
+    (
+        "xargs",
+        &[
+            "-a",
+            "-d",
+            "-E",
+            "-I",
+            "-L",
+            "-n",
+            "-P",
+            "-s",
+            "--arg-file",
+            "--delimiter",
+            "--max-args",
+            "--max-procs",
+        ],
+        0,
+        false,
+    ),
+];
+
+/// The command itself, then what it runs after each wrapper is taken off.
+pub fn views(command: &SimpleCommand) -> Vec<SimpleCommand> {
+    let mut out = vec![command.clone()];
+    for _ in 0..8 {
+        let last = out.last().expect("one view at least");
+        let Some(inner) = unwrap_once(&last.words) else {
+            break;
+        };
+        out.push(SimpleCommand {
+            words: inner.to_vec(),
+            ..last.clone()
+        });
+    }
+    out
+}
+
+fn unwrap_once(words: &[Word]) -> Option<&[Word]> {
+    let head = words.first().filter(|w| !w.dynamic)?;
+    let name = program_name(&head.text);
+    let &(_, valued, operands, assignments) = WRAPPERS.iter().find(|w| w.0 == name)?;
+    let mut rest = skip_options(&words[1..], valued);
+    if assignments {
+        while rest.first().is_some_and(|w| is_assignment(&w.text)) {
+            rest = &rest[1..];
+        }
+    }
+    let rest = rest.get(operands..)?;
+    (!rest.is_empty()).then_some(rest)
+}
+
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<Word> {
+        text.split_whitespace()
+            .map(|w| match w.strip_prefix('$') {
+                Some(_) => Word {
+                    text: w.into(),
+                    dynamic: true,
+                },
+                None => Word::literal(w),
+            })
+            .collect()
+    }
+
+    fn prefix(json: &str) -> Vec<Token> {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn prefix_alternatives_and_program_names() {
+        let p = prefix(r#"["git", ["push", "fetch"]]"#);
+        assert!(prefix_matches(&p, &words("git push origin"), false));
+        assert!(prefix_matches(&p, &words("git fetch"), false));
+        assert!(prefix_matches(&p, &words("/usr/bin/git push"), false));
+        assert!(prefix_matches(&p, &words("/usr/bin/GIT fetch"), false));
+        assert!(!prefix_matches(&p, &words("git pull"), false));
+        assert!(!prefix_matches(&p, &words("git"), false));
+        assert!(!prefix_matches(&p, &words("gitx push"), false));
+        let q = prefix(r#"[["npm", "pnpm"], "test"]"#);
+        assert!(prefix_matches(&q, &words("pnpm test --watch"), false));
+    }
+
+    #[test]
+    fn generous_prefixes_skip_git_options_and_accept_dynamic_words() {
+        let p = prefix(r#"["git", "push", "origin", "main"]"#);
+        assert!(!prefix_matches(
+            &p,
+            &words("git -C . push origin main"),
+            false
+        ));
+        assert!(prefix_matches(
+            &p,
+            &words("git -C . push origin main"),
+            true
+        ));
+        assert!(prefix_matches(
+            &p,
+            &words("git --no-pager -c a=b push origin main"),
+            true
+        ));
+        assert!(prefix_matches(&p, &words("git push $REMOTE main"), true));
+        assert!(!prefix_matches(&p, &words("git push $REMOTE main"), false));
+        assert!(!prefix_matches(&p, &words("$GIT push origin main"), true));
+    }
+
+    #[test]
+    fn wrappers_are_looked_through() {
+        let command = SimpleCommand::of_words(words(
+            "sudo -u root env A=1 timeout -s 9 10 nohup git push -f",
+        ));
+        let last = views(&command).pop().unwrap();
+        assert_eq!(last.text(), "git push -f");
+        assert_eq!(
+            views(&SimpleCommand::of_words(words("timeout 10"))).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn globs_expand_home_and_workspace() {
+        let places = Places {
+            home: "/home/u".into(),
+            workspace: Some("/ws".into()),
+        };
+        let m = |g: &str, path: &str, fold: bool| {
+            let glob = PathGlob::matcher(g, &places).unwrap();
+            glob.matches_segments(&PathSegments::new(path, fold))
+        };
+        assert!(m("~/.ssh/**", "/home/u/.ssh/id_rsa", false));
+        assert!(!m("~/.ssh/**", "/home/u/.sshx/id_rsa", false));
+        assert!(!m("~/.ssh/**", "/home/u/.SSH/id_rsa", false));
+        assert!(m("~/.ssh/**", "/home/u/.SSH/id_rsa", true));
+        assert!(m("src/**", "/ws/src/a/b.rs", false));
+        assert!(m("./src/*.rs", "/ws/src/b.rs", false));
+        assert!(!m("src/*.rs", "/ws/src/a/b.rs", false));
+        assert!(!m("src/**", "/other/src/a.rs", false));
+        assert!(m("/etc/**", "/etc/passwd", false));
+        assert!(m("**/*.pem", "/ws/a/k.pem", false));
+        assert!(!m("**/*.pem", "/elsewhere/k.pem", false));
+        assert!(PathGlob::check("src/{a,b}/**").is_err());
+        assert!(PathGlob::check("src/[ab].rs").is_err());
+        let nowhere = Places {
+            home: "/h".into(),
+            workspace: None,
+        };
+        assert!(PathGlob::matcher("src/**", &nowhere).is_none());
+    }
+}

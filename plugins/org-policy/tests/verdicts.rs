@@ -1,0 +1,330 @@
+//! What the org policy decides, by the tricky parts of its rule language: prefix alternatives,
+//! compound commands, commands that do not parse, argv commands, path globs with `~` and relative
+//! to the workspace, precedence, and examples that fail.
+
+use acp_gate_plugin::{ToolKind, Verdict};
+use org_policy::policy::decision_of;
+use org_policy::testing::{argv_request, path_request, request};
+use org_policy::{Config, evaluate};
+
+fn config(rules: &str) -> Config {
+    serde_json::from_str(&format!(r#"{{"rules": [{rules}]}}"#)).unwrap()
+}
+
+fn decide(config: &Config, req: &acp_gate_plugin::Request) -> &'static str {
+    let verdict = evaluate(req, config).unwrap();
+    decision_of(&verdict).map_or("abstain", |d| d.as_str())
+}
+
+#[track_caller]
+fn expect(config: &Config, cases: &[(&str, &str)]) {
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|(shell, want)| {
+            let got = decide(config, &request(shell));
+            (got != *want).then(|| format!("{shell:?}: expected {want}, got {got}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+const GIT: &str = r#"
+    {"name": "git-sync", "decision": "allow", "prefix": ["git", ["push", "fetch"]]},
+    {"name": "tests", "decision": "allow", "prefix": [["npm", "pnpm"], "test"]},
+    {"name": "fetchers", "decision": "ask", "reason": "network", "prefix": [["curl", "wget"]]},
+    {"name": "main", "decision": "deny", "reason": "protected", "prefix": ["git", "push", "origin", "main"]}
+"#;
+
+#[test]
+fn empty_config_abstains_on_everything() {
+    let config = Config::default();
+    assert_eq!(decide(&config, &request("rm -rf /")), "abstain");
+    assert_eq!(
+        decide(&config, &path_request(ToolKind::Edit, &["/etc/passwd"])),
+        "abstain"
+    );
+    let config: Config = serde_json::from_str("{}").unwrap();
+    assert_eq!(decide(&config, &request("npm test")), "abstain");
+}
+
+#[test]
+fn prefix_alternatives_and_normalised_program_names() {
+    expect(
+        &config(GIT),
+        &[
+            ("git push", "allow"),
+            ("git fetch --all", "allow"),
+            ("/usr/bin/git push origin feature", "allow"),
+            ("'git' \"fetch\"", "allow"),
+            ("git pull", "abstain"),
+            ("pnpm test", "allow"),
+            ("yarn test", "abstain"),
+            // Deny beats allow at equal standing: both `git-sync` and `main` match.
+            ("git push origin main", "deny"),
+            ("/usr/local/bin/GIT push origin main", "deny"),
+            // Deny rules see through git's global options, wrappers and variables; allow rules do not.
+            ("git -C sub push origin main", "deny"),
+            ("sudo git push origin main", "deny"),
+            // A word only known at run time may be the protected one.
+            ("git push $REMOTE main", "deny"),
+            ("git push origin $BRANCH", "deny"),
+            ("git push origin feature-$N", "deny"),
+            ("$GIT push origin main", "abstain"),
+        ],
+    );
+}
+
+#[test]
+fn compound_commands_are_judged_per_simple_command() {
+    expect(
+        &config(GIT),
+        &[
+            ("npm test && git push", "allow"),
+            ("npm test; git fetch || npm test", "allow"),
+            ("npm test && curl x | sh", "ask"),
+            ("npm test && make", "abstain"),
+            ("npm test | sh", "abstain"),
+            ("(npm test) && { git push; }", "allow"),
+            ("npm test & rm -rf ~", "abstain"),
+            ("npm test $(rm -rf ~)", "abstain"),
+            ("npm test `wget x`", "ask"),
+            ("npm test <(curl x)", "ask"),
+            ("if true; then npm test; fi", "abstain"),
+            ("for x in a; do git push; done", "allow"),
+            ("bash -c 'npm test && git push'", "allow"),
+            ("sh -c 'npm test; curl x'", "ask"),
+            ("npm test && bash -c \"$SCRIPT\"", "abstain"),
+            ("npm test > package.json", "abstain"),
+            ("npm test 2>&1 >/dev/null", "allow"),
+            ("echo hi; git push origin main", "deny"),
+            ("npm test && (cd x; git push origin main)", "deny"),
+            ("x=$(git push origin main) npm test", "deny"),
+        ],
+    );
+}
+
+#[test]
+fn deny_rules_see_the_shell_that_runs_a_payload() {
+    let config = config(
+        r#"{"name": "no-shells", "decision": "deny", "reason": "no", "prefix": [["bash", "sh"], "-c"]},
+           {"name": "ls", "decision": "allow", "prefix": ["ls"]}"#,
+    );
+    assert_eq!(decide(&config, &request("bash -c ls")), "deny");
+    assert_eq!(decide(&config, &argv_request(&["sh", "-c", "ls"])), "deny");
+    assert_eq!(decide(&config, &request("zsh -c ls")), "allow");
+}
+
+#[test]
+fn unparseable_commands_are_never_allowed() {
+    let config = config(GIT);
+    let ask = evaluate(&request("npm test && echo 'open"), &config).unwrap();
+    let Verdict::Ask(reason) = ask else {
+        panic!("{ask:?}")
+    };
+    assert!(
+        reason.contains("cannot be parsed") && reason.contains("tests"),
+        "{reason}"
+    );
+    expect(
+        &config,
+        &[
+            ("make && echo 'open", "abstain"),
+            ("git push origin main; echo \"open", "deny"),
+            ("curl x | sh 'open", "ask"),
+            // Not walked: a substitution inside arithmetic. The `tests` rule would match a piece.
+            ("echo $((1 + $(npm test)))", "ask"),
+            ("echo $((1 + $(make)))", "abstain"),
+        ],
+    );
+    // A regex rule also sees the raw text of a command that does not parse.
+    let regex = config_with_regex();
+    assert_eq!(decide(&regex, &request("echo 'rm -rf / ")), "deny");
+}
+
+fn config_with_regex() -> Config {
+    config(r#"{"name": "rm-root", "decision": "deny", "reason": "no", "regex": "rm -rf /(\\s|$)"}"#)
+}
+
+#[test]
+fn argv_commands_are_judged_word_by_word() {
+    let config = config(GIT);
+    // One simple command: `&&` inside a word is an argument, not an operator.
+    assert_eq!(
+        decide(
+            &config,
+            &argv_request(&["git", "push", "origin", "a && curl x"])
+        ),
+        "allow"
+    );
+    assert_eq!(
+        decide(&config, &argv_request(&["git", "push", "origin", "main"])),
+        "deny"
+    );
+    // `bash -c STRING`: the string is a shell command, judged as one.
+    assert_eq!(
+        decide(
+            &config,
+            &argv_request(&["bash", "-lc", "npm test && curl x"])
+        ),
+        "ask"
+    );
+    assert_eq!(
+        decide(
+            &config,
+            &argv_request(&["/bin/sh", "-c", "npm test && git push"])
+        ),
+        "allow"
+    );
+    assert_eq!(decide(&config, &argv_request(&["bash", "-c"])), "abstain");
+}
+
+#[test]
+fn regexes_run_over_each_simple_command() {
+    let config = config(
+        r#"{"name": "force", "decision": "deny", "reason": "no force pushes",
+            "regex": "^git(\\s.*)?\\spush(\\s.*)?\\s(--force|-[a-z]*f[a-z]*)(\\s|$)"},
+           {"name": "tests", "decision": "allow", "regex": "^cargo (test|build)(\\s|$)"}"#,
+    );
+    expect(
+        &config,
+        &[
+            ("git push -f", "deny"),
+            ("/usr/bin/git push origin x --force", "deny"),
+            ("cargo test && git push -uf origin x", "deny"),
+            ("git push --follow-tags", "abstain"),
+            ("cargo test && cargo build --release", "allow"),
+            ("cargo testx", "abstain"),
+            ("echo cargo test", "abstain"),
+        ],
+    );
+}
+
+#[test]
+fn path_globs_expand_home_and_workspace() {
+    let config = config(
+        r#"{"name": "secrets", "decision": "deny", "reason": "secrets", "paths": ["~/.ssh/**", "/etc/**"]},
+           {"name": "src", "decision": "allow", "kinds": ["edit", "read"], "paths": ["src/**", "./docs/*.md"]},
+           {"name": "outside", "decision": "ask", "reason": "outside", "kinds": ["edit"], "paths": ["/tmp/**"]}"#,
+    );
+    let edit = |paths: &[&str]| decide(&config, &path_request(ToolKind::Edit, paths));
+    // `~/` is the request's home (/home/user); relative globs are under the first workspace root.
+    assert_eq!(edit(&["/home/user/.ssh/authorized_keys"]), "deny");
+    assert_eq!(edit(&["/home/user/.SSH/config"]), "deny");
+    assert_eq!(edit(&["/work/project/src/main.rs"]), "allow");
+    assert_eq!(edit(&["/work/project/src/a/b/c.rs"]), "allow");
+    assert_eq!(edit(&["/work/project/docs/guide.md"]), "allow");
+    assert_eq!(edit(&["/work/project/docs/deep/guide.md"]), "abstain");
+    assert_eq!(edit(&["/work/project/Src/main.rs"]), "abstain");
+    assert_eq!(edit(&["/elsewhere/src/main.rs"]), "abstain");
+    // Allow needs every path; deny and ask need one.
+    assert_eq!(
+        edit(&["/work/project/src/a.rs", "/work/project/build.rs"]),
+        "abstain"
+    );
+    assert_eq!(edit(&["/work/project/src/a.rs", "/etc/hosts"]), "deny");
+    assert_eq!(edit(&["/tmp/x", "/work/project/src/a.rs"]), "ask");
+    assert_eq!(edit(&[]), "abstain");
+    // A kind condition: a delete of src is not covered by the `src` rule.
+    assert_eq!(
+        decide(
+            &config,
+            &path_request(ToolKind::Delete, &["/work/project/src/a.rs"])
+        ),
+        "abstain"
+    );
+}
+
+#[test]
+fn tools_kinds_and_titles() {
+    let config = config(
+        r#"{"name": "web", "decision": "ask", "reason": "network", "kinds": ["fetch"]},
+           {"name": "read-tool", "decision": "allow", "tools": ["Read"], "title": "^Read "},
+           {"name": "modes", "decision": "deny", "reason": "no", "kinds": ["switch_mode"]}"#,
+    );
+    let mut fetch = path_request(ToolKind::Fetch, &[]);
+    fetch.title = "Fetch https://example.com".into();
+    assert_eq!(decide(&config, &fetch), "ask");
+    let mut read = path_request(ToolKind::Read, &["/x"]);
+    read.tool_name = Some("read".into());
+    read.title = "Read /x".into();
+    assert_eq!(decide(&config, &read), "allow");
+    read.title = "Grep /x".into();
+    assert_eq!(decide(&config, &read), "abstain");
+    read.tool_name = None;
+    read.title = "Read /x".into();
+    assert_eq!(decide(&config, &read), "abstain");
+    assert_eq!(
+        decide(&config, &path_request(ToolKind::SwitchMode, &[])),
+        "deny"
+    );
+}
+
+#[test]
+fn failing_examples_are_errors_naming_the_rule_and_example() {
+    let config = |rule: &str| config(rule);
+    let err = evaluate(
+        &request("ls"),
+        &config(
+            r#"{"name": "tests", "decision": "allow", "prefix": ["npm", "test"],
+                "match": ["npm test", "npm run test"]}"#,
+        ),
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("rule `tests`") && err.contains("`match` example \"npm run test\""),
+        "{err}"
+    );
+    // An allow rule never allows a compound command it does not cover.
+    let err = evaluate(
+        &request("ls"),
+        &config(
+            r#"{"name": "tests", "decision": "allow", "prefix": ["npm", "test"],
+                "match": ["npm test && curl x | sh"]}"#,
+        ),
+    )
+    .unwrap_err();
+    assert!(err.contains("does not match it"), "{err}");
+    let err = evaluate(
+        &request("ls"),
+        &config(
+            r#"{"name": "no-push", "decision": "deny", "reason": "r", "prefix": ["git", "push"],
+                "not_match": [{"command": "cd x && git push"}]}"#,
+        ),
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("rule `no-push`")
+            && err.contains("`not_match` example { command = \"cd x && git push\" }"),
+        "{err}"
+    );
+    let err = evaluate(
+        &request("ls"),
+        &config(
+            r#"{"name": "p", "decision": "deny", "reason": "r", "paths": ["~/.aws/**"],
+                "match": [{"path": "~/.aws/credentials", "kind": "reed"}]}"#,
+        ),
+    )
+    .unwrap_err();
+    assert!(err.contains("rule `p`") && err.contains("reed"), "{err}");
+    // Examples with paths resolve `~` and relative paths like the globs do.
+    assert!(
+        evaluate(
+            &request("ls"),
+            &config(
+                r#"{"name": "p", "decision": "deny", "reason": "r", "paths": ["~/.aws/**", "secrets/**"],
+                    "match": [{"path": "~/.aws/credentials"}, {"path": "secrets/../secrets/k", "kind": "edit"}],
+                    "not_match": [{"path": "src/secrets/k"}, "cat ~/.aws/credentials"]}"#,
+            ),
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn a_bad_policy_is_an_error_for_every_request() {
+    let bad = config(r#"{"name": "x", "decision": "allow", "prefix": ["ls"], "match": ["cat"]}"#);
+    assert!(evaluate(&request("ls"), &bad).is_err());
+    let bad = config(r#"{"name": "x", "decision": "maybe", "prefix": ["ls"]}"#);
+    let err = evaluate(&request("ls"), &bad).unwrap_err();
+    assert!(err.contains("rule `x`") && err.contains("maybe"), "{err}");
+}

@@ -114,46 +114,4 @@ impl Plugin for DangerousCommand {
 
 acp_gate_plugin::export_plugin!(DangerousCommand);
 
-/// Building requests in tests and doc examples.
-#[doc(hidden)]
-pub mod testing {
-    use acp_gate_plugin::{CommandLine, Request, RequestSource, ToolKind};
-
-    pub const HOME: &str = "/home/user";
-    pub const WORKSPACE: &str = "/work/project";
-
-    /// An `execute` request for a shell string, in `WORKSPACE`, with `HOME`.
-    pub fn request(shell: &str) -> Request {
-        Request {
-            session_id: "s".into(),
-            tool_call_id: "t".into(),
-            title: shell.into(),
-            kind: ToolKind::Execute,
-            declared_kind: None,
-            tool_name: None,
-            source: RequestSource::PermissionRequest,
-            command: Some(CommandLine {
-                argv: None,
-                shell: Some(shell.into()),
-            }),
-            paths: Vec::new(),
-            diffs: Vec::new(),
-            cwd: WORKSPACE.into(),
-            workspace_roots: vec![WORKSPACE.into()],
-            home_dir: HOME.into(),
-            options: Vec::new(),
-            received_at_ms: 0,
-            raw_json: "{}".into(),
-        }
-    }
-
-    /// The same for an argv.
-    pub fn argv_request(argv: &[&str]) -> Request {
-        let mut r = request("");
-        r.command = Some(CommandLine {
-            argv: Some(argv.iter().map(|s| s.to_string()).collect()),
-            shell: None,
-        });
-        r
-    }
-}
+pub use acp_gate_plugin::testing;

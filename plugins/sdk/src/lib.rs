@@ -2,7 +2,7 @@
 //! [`Request`], export it with [`export_plugin!`], build with
 //! `cargo build --target wasm32-wasip2 --release`.
 //!
-//! ```ignore
+//! ```no_run
 //! use acp_gate_plugin::{Plugin, Request, ToolKind, Verdict};
 //!
 //! #[derive(serde::Deserialize, Default)]
@@ -90,6 +90,72 @@ macro_rules! export_plugin {
 }
 
 pub mod sensitive;
+
+/// Requests for a plugin's native unit tests: an `execute` request in [`testing::WORKSPACE`]
+/// with [`testing::HOME`], for a shell string, an argv, or paths.
+pub mod testing {
+    use crate::{Access, CommandLine, PathRef, Request, RequestSource, ToolKind};
+
+    pub const HOME: &str = "/home/user";
+    pub const WORKSPACE: &str = "/work/project";
+
+    /// An `execute` request for a shell string, in `WORKSPACE`, with `HOME`.
+    pub fn request(shell: &str) -> Request {
+        Request {
+            session_id: "s".into(),
+            tool_call_id: "t".into(),
+            title: shell.into(),
+            kind: ToolKind::Execute,
+            declared_kind: None,
+            tool_name: None,
+            source: RequestSource::PermissionRequest,
+            command: Some(CommandLine {
+                argv: None,
+                shell: Some(shell.into()),
+            }),
+            paths: Vec::new(),
+            diffs: Vec::new(),
+            cwd: WORKSPACE.into(),
+            workspace_roots: vec![WORKSPACE.into()],
+            home_dir: HOME.into(),
+            options: Vec::new(),
+            received_at_ms: 0,
+            raw_json: "{}".into(),
+        }
+    }
+
+    /// The same for an argv.
+    pub fn argv_request(argv: &[&str]) -> Request {
+        let mut r = request("");
+        r.command = Some(CommandLine {
+            argv: Some(argv.iter().map(|s| s.to_string()).collect()),
+            shell: None,
+        });
+        r
+    }
+
+    /// A request of `kind` touching absolute `paths`, with no command.
+    pub fn path_request(kind: ToolKind, paths: &[&str]) -> Request {
+        let mut r = request("");
+        r.kind = kind;
+        r.command = None;
+        r.title = format!("{kind:?} {}", paths.join(" "));
+        r.paths = paths
+            .iter()
+            .map(|p| PathRef {
+                raw: p.to_string(),
+                absolute: p.to_string(),
+                access: if kind == ToolKind::Read {
+                    Access::Read
+                } else {
+                    Access::Write
+                },
+                origin: "locations".into(),
+            })
+            .collect();
+        r
+    }
+}
 
 /// Messages into the host's log (requires the `log` grant, which every plugin has by default).
 pub mod log {

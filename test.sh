@@ -12,7 +12,8 @@ rustup target add wasm32-wasip2 >/dev/null
 # The toolchains of the example plugins in C, JavaScript and Python (apt, cargo, pip, npm).
 scripts/install-plugin-toolchains.sh
 
-# The test agents written with the ACP TypeScript SDK.
+# The test agents written with the ACP TypeScript SDK, and acpx (an ACP client, with the
+# Node 22 it needs) that drives `acp-gate proxy`.
 (cd tests/agents && npm ci --no-audit --no-fund --loglevel=error)
 
 cargo test --manifest-path plugins/Cargo.toml --workspace

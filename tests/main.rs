@@ -7,6 +7,7 @@ mod config;
 mod corpus;
 mod examples;
 mod plugin_cmd;
+mod proxy;
 mod run;
 mod sandbox;
 mod sdk_agent;

@@ -2,20 +2,11 @@
 //! (tests/agents/sdk-agent.mjs): what the agent is answered, what reaches the disk, and what
 //! the audit log holds.
 
-use crate::common::{Sandbox, stderr};
-
-fn agent_script() -> String {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/agents");
-    assert!(
-        dir.join("node_modules/@agentclientprotocol/sdk").is_dir(),
-        "tests/agents has no node_modules: run ./test.sh (it runs `npm ci` there)"
-    );
-    dir.join("sdk-agent.mjs").display().to_string()
-}
+use crate::common::{Sandbox, sdk_agent_script, stderr};
 
 #[test]
 fn a_typescript_sdk_agent_is_gated_end_to_end() {
-    let script = agent_script();
+    let script = sdk_agent_script();
     let sandbox = Sandbox::new();
     std::fs::create_dir_all(sandbox.workspace.join("src")).unwrap();
     std::fs::write(sandbox.workspace.join("src/lib.rs"), "old\n").unwrap();

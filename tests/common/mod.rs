@@ -43,8 +43,15 @@ impl Sandbox {
     /// `acp-gate ARGS` with HOME, the XDG dirs and the audit log inside the sandbox.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(BIN);
+        command.args(args);
+        self.confine(&mut command);
         command
-            .args(args)
+    }
+
+    /// Gives `command` the sandbox's environment: HOME, the XDG dirs, the workspace as its
+    /// directory, no inherited acp-gate settings.
+    pub fn confine<'a>(&self, command: &'a mut Command) -> &'a mut Command {
+        command
             .current_dir(&self.workspace)
             .env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
@@ -56,8 +63,7 @@ impl Sandbox {
             .env("NO_COLOR", "1")
             .env_remove("ACP_GATE_ORG_HANDLERS")
             .env_remove("ACP_GATE_USER_HANDLERS")
-            .env_remove("ACP_GATE_AUDIT_LOG");
-        command
+            .env_remove("ACP_GATE_AUDIT_LOG")
     }
 
     /// Runs `acp-gate ARGS` with `stdin` as standard input.
@@ -103,6 +109,21 @@ impl Sandbox {
             .collect();
         (lines, output)
     }
+}
+
+/// tests/agents/, where `npm ci` (run by test.sh) installed the TypeScript SDK and acpx.
+pub fn test_agents() -> PathBuf {
+    let dir = repo().join("tests/agents");
+    assert!(
+        dir.join("node_modules/@agentclientprotocol/sdk").is_dir(),
+        "tests/agents has no node_modules: run ./test.sh (it runs `npm ci` there)"
+    );
+    dir
+}
+
+/// The agent written with the official ACP TypeScript SDK (tests/agents/sdk-agent.mjs).
+pub fn sdk_agent_script() -> String {
+    test_agents().join("sdk-agent.mjs").display().to_string()
 }
 
 pub fn stderr(output: &Output) -> String {

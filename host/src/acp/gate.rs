@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::ask::{Answer, PromptChoice, Prompter};
+use super::calls::{self, Call, DENIED};
 use super::fs;
 use super::output::{Output, ResolvedBy, subject};
 use super::rules::{SessionRule, SessionRules};
@@ -26,8 +27,6 @@ use crate::audit::AuditLog;
 use crate::chain::{Chain, Decision, Outcome};
 use crate::request::{OptionKind, PermissionOption, SessionContext, ToolRequest};
 
-/// The JSON-RPC error code of a call the chain refused (the server-error range).
-const DENIED: i32 = -32000;
 /// ACP's "resource not found".
 const NOT_FOUND: i32 = -32002;
 
@@ -170,6 +169,15 @@ impl Gate {
     ) -> Result<(), Error> {
         let (method, params) = message.into_parts();
         let gate = self.clone();
+        if let Some(call) = Call::parse(&method, &params) {
+            return cx.spawn(async move {
+                match call {
+                    Ok(call) => respond_call(responder, gate.carry_out(call).await),
+                    Err(error) => respond_call(responder, Err(error)),
+                }
+                Ok(())
+            });
+        }
         match method.as_str() {
             "session/request_permission" => {
                 let earlier = params
@@ -186,18 +194,6 @@ impl Gate {
                     Ok(())
                 })
             }
-            "fs/read_text_file" => cx.spawn(async move {
-                gate.fs_read(params, responder).await;
-                Ok(())
-            }),
-            "fs/write_text_file" => cx.spawn(async move {
-                gate.fs_write(params, responder).await;
-                Ok(())
-            }),
-            "terminal/create" => cx.spawn(async move {
-                gate.terminal_create(params, responder).await;
-                Ok(())
-            }),
             "terminal/wait_for_exit" => cx.spawn(async move {
                 let result = match terminal_id(&params) {
                     Ok(id) => gate.terminals.wait_for_exit(&id).await.map(|e| e.to_json()),
@@ -310,106 +306,49 @@ impl Gate {
         let _ = responder.respond(response);
     }
 
-    async fn fs_read(&self, params: Value, responder: Responder<Value>) {
+    /// A gated call acp-gate carries out itself once the chain (or the person) allowed it.
+    async fn carry_out(&self, call: Call) -> Result<Value, Error> {
         let ctx = self.ctx();
-        let Some(path) = params.get("path").and_then(Value::as_str) else {
-            let _ = responder.respond_with_error(Error::invalid_params().data(json!("no `path`")));
-            return;
-        };
-        let line = params.get("line").and_then(Value::as_u64).map(|l| l as u32);
-        let limit = params
-            .get("limit")
-            .and_then(Value::as_u64)
-            .map(|l| l as u32);
-        let decided = fs::resolve(path, &ctx);
-        let request = ToolRequest::from_fs_read(path, &ctx);
-        let result = self
-            .gated_call(&request, &ctx, Some((path, &decided)), |target| {
-                let target = target.expect("fs calls have a target");
-                fs::read(&target, line, limit).map(|content| json!({ "content": content }))
-            })
-            .await;
-        respond_call(responder, result);
-    }
-
-    async fn fs_write(&self, params: Value, responder: Responder<Value>) {
-        let ctx = self.ctx();
-        let (Some(path), Some(content)) = (
-            params.get("path").and_then(Value::as_str),
-            params.get("content").and_then(Value::as_str),
-        ) else {
-            let _ = responder.respond_with_error(
-                Error::invalid_params().data(json!("needs `path` and `content`")),
-            );
-            return;
-        };
-        let decided = fs::resolve(path, &ctx);
-        let request = ToolRequest::from_fs_write(path, content, &ctx);
-        let result = self
-            .gated_call(&request, &ctx, Some((path, &decided)), |target| {
-                let target = target.expect("fs calls have a target");
-                fs::write(&target, content).map(|()| json!({}))
-            })
-            .await;
-        respond_call(responder, result);
-    }
-
-    async fn terminal_create(&self, params: Value, responder: Responder<Value>) {
-        let ctx = self.ctx();
-        let Some(command) = params.get("command").and_then(Value::as_str) else {
-            let _ =
-                responder.respond_with_error(Error::invalid_params().data(json!("no `command`")));
-            return;
-        };
-        let args: Vec<String> = params
-            .get("args")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|a| a.as_str().map(str::to_owned))
-            .collect();
-        let cwd = params.get("cwd").and_then(Value::as_str);
-        let env: Vec<(String, String)> = params
-            .get("env")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|v| {
-                Some((
-                    v.get("name")?.as_str()?.to_owned(),
-                    v.get("value")?.as_str()?.to_owned(),
-                ))
-            })
-            .collect();
-        let output_limit = params.get("outputByteLimit").and_then(Value::as_u64);
-        // The environment is part of what runs (`LD_PRELOAD`, `BASH_ENV`...): the chain judges
-        // the command as `env NAME=VALUE... COMMAND ARGS`, which is what is started.
-        let request = if env.is_empty() {
-            ToolRequest::from_terminal_create(command, &args, cwd, &ctx)
-        } else {
-            let with_env: Vec<String> = env
-                .iter()
-                .map(|(name, value)| format!("{name}={value}"))
-                .chain(std::iter::once(command.to_owned()))
-                .chain(args.iter().cloned())
-                .collect();
-            ToolRequest::from_terminal_create("env", &with_env, cwd, &ctx)
-        };
-        let run_in = request.cwd.clone();
-        let result = self
-            .gated_call(&request, &ctx, None, |_| {
-                self.terminals
-                    .create(Spawn {
-                        command,
-                        args: &args,
-                        cwd: &run_in,
-                        env,
-                        output_limit,
-                    })
-                    .map(|id| json!({ "terminalId": id }))
-            })
-            .await;
-        respond_call(responder, result);
+        let request = call.tool_request(&ctx);
+        match &call {
+            Call::Read { path, line, limit } => {
+                let decided = fs::resolve(path, &ctx);
+                self.gated_call(&request, &ctx, Some((path, &decided)), |target| {
+                    let target = target.expect("fs calls have a target");
+                    fs::read(&target, *line, *limit).map(|content| json!({ "content": content }))
+                })
+                .await
+            }
+            Call::Write { path, content } => {
+                let decided = fs::resolve(path, &ctx);
+                self.gated_call(&request, &ctx, Some((path, &decided)), |target| {
+                    let target = target.expect("fs calls have a target");
+                    fs::write(&target, content).map(|()| json!({}))
+                })
+                .await
+            }
+            Call::Terminal {
+                command,
+                args,
+                env,
+                output_limit,
+                ..
+            } => {
+                let run_in = request.cwd.clone();
+                self.gated_call(&request, &ctx, None, |_| {
+                    self.terminals
+                        .create(Spawn {
+                            command,
+                            args,
+                            cwd: &run_in,
+                            env: env.clone(),
+                            output_limit: *output_limit,
+                        })
+                        .map(|id| json!({ "terminalId": id }))
+                })
+                .await
+            }
+        }
     }
 
     /// The common path of the calls acp-gate carries out itself: decide, settle, re-check the
@@ -447,20 +386,10 @@ impl Gate {
                     checked => ("allowed".to_owned(), Ok(checked.map(Result::unwrap))),
                 }
             }
-            Action::Reject { message, .. } => {
-                let mut why = if decision.reasons.is_empty() {
-                    "denied by acp-gate".to_owned()
-                } else {
-                    format!("denied by acp-gate: {}", decision.reasons.join("; "))
-                };
-                if let Some(message) = message {
-                    why = format!("{why} (the user says: {message})");
-                }
-                (
-                    "denied".to_owned(),
-                    Err(Error::new(ErrorCode::from(DENIED), why)),
-                )
-            }
+            Action::Reject { message, .. } => (
+                "denied".to_owned(),
+                Err(calls::denial(&decision, message.as_deref())),
+            ),
             Action::Cancelled => ("cancelled".to_owned(), Err(Error::request_cancelled())),
         };
         let message = match &settlement.action {
@@ -610,11 +539,7 @@ impl Gate {
         message: Option<&str>,
         input: &Value,
     ) -> bool {
-        let audited = match (settlement.resolved_by, message) {
-            (ResolvedBy::Chain | ResolvedBy::Cancelled, _) => answer.to_owned(),
-            (by, Some(message)) => format!("{answer} ({}: {message})", by.as_str()),
-            (by, None) => format!("{answer} ({})", by.as_str()),
-        };
+        let audited = settlement.resolved_by.annotate(answer, message);
         if let Err(error) = self.audit.record(request, decision, &audited) {
             self.output.error(&format!("{error:#}"));
             return false;

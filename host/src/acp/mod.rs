@@ -1,4 +1,5 @@
-//! `acp-gate run` and `acp-gate demo`: acp-gate as the ACP client of a real agent.
+//! `acp-gate run` and `acp-gate demo`: acp-gate as the ACP client of a real agent; `acp-gate
+//! proxy` ([`proxy`]): acp-gate between an editor and its agent.
 //!
 //! The agent is spawned ([`session`]); what it streams is shown ([`output`]); every
 //! permission request, `fs/*` and `terminal/create` call goes through the chain in the
@@ -11,10 +12,12 @@
 //! died or broke the protocol, 130 interrupted (Ctrl-C).
 
 pub mod ask;
+pub mod calls;
 pub mod demo;
 pub mod fs;
 pub mod gate;
 pub mod output;
+pub mod proxy;
 pub mod rules;
 pub mod session;
 pub mod terminal;

@@ -25,6 +25,8 @@ pub enum ResolvedBy {
     Escalated,
     /// `session/cancel` arrived first.
     Cancelled,
+    /// The editor, for `proxy`: its user answered in its own approval UI.
+    Editor,
 }
 
 impl ResolvedBy {
@@ -35,6 +37,17 @@ impl ResolvedBy {
             ResolvedBy::User => "user",
             ResolvedBy::Escalated => "escalated",
             ResolvedBy::Cancelled => "cancelled",
+            ResolvedBy::Editor => "editor",
+        }
+    }
+
+    /// The answer as the audit log records it: who gave it, unless the chain did, and the
+    /// person's message.
+    pub fn annotate(self, answer: &str, message: Option<&str>) -> String {
+        match (self, message) {
+            (ResolvedBy::Chain | ResolvedBy::Cancelled, _) => answer.to_owned(),
+            (by, Some(message)) => format!("{answer} ({}: {message})", by.as_str()),
+            (by, None) => format!("{answer} ({})", by.as_str()),
         }
     }
 }
@@ -54,6 +67,9 @@ struct LineState {
 
 pub struct Output {
     format: OutputFormat,
+    /// Where the stream, the decisions and JSON lines go: stdout for `run`, stderr for `proxy`
+    /// (whose stdout carries only protocol messages).
+    on_stderr: bool,
     /// Show every handler's verdict (the demo), not only the deciding reasons.
     verbose: bool,
     out: Style,
@@ -65,6 +81,7 @@ impl Output {
     pub fn new(format: OutputFormat, verbose: bool) -> Output {
         Output {
             format,
+            on_stderr: false,
             verbose,
             out: Style::stdout(),
             err: Style::stderr(),
@@ -72,6 +89,24 @@ impl Output {
                 at_line_start: true,
                 stream: Stream::Other,
             }),
+        }
+    }
+
+    /// Everything on stderr: for `proxy`.
+    pub fn on_stderr(format: OutputFormat) -> Output {
+        Output {
+            on_stderr: true,
+            out: Style::stderr(),
+            ..Output::new(format, false)
+        }
+    }
+
+    /// The main output, locked.
+    fn main_out(&self) -> Box<dyn Write> {
+        if self.on_stderr {
+            Box::new(std::io::stderr().lock())
+        } else {
+            Box::new(std::io::stdout().lock())
         }
     }
 
@@ -84,7 +119,7 @@ impl Output {
     }
 
     fn json_line(&self, value: &Value) {
-        let mut stdout = std::io::stdout().lock();
+        let mut stdout = self.main_out();
         let _ = writeln!(stdout, "{value}");
         let _ = stdout.flush();
     }
@@ -93,7 +128,7 @@ impl Output {
     /// changes.
     fn write_stream(&self, stream: Stream, text: &str) {
         let mut state = self.line.lock().unwrap_or_else(|p| p.into_inner());
-        let mut stdout = std::io::stdout().lock();
+        let mut stdout = self.main_out();
         if state.stream != stream && !state.at_line_start {
             let _ = writeln!(stdout);
             state.at_line_start = true;
@@ -114,7 +149,7 @@ impl Output {
     /// Writes whole lines to stdout, after ending the agent's unfinished line.
     fn block(&self, lines: &[String]) {
         let mut state = self.line.lock().unwrap_or_else(|p| p.into_inner());
-        let mut stdout = std::io::stdout().lock();
+        let mut stdout = self.main_out();
         if !state.at_line_start {
             let _ = writeln!(stdout);
         }
@@ -144,7 +179,7 @@ impl Output {
     fn end_stdout_line(&self) {
         let mut state = self.line.lock().unwrap_or_else(|p| p.into_inner());
         if !state.at_line_start {
-            println!();
+            let _ = writeln!(self.main_out());
             state.at_line_start = true;
         }
     }
@@ -298,6 +333,7 @@ impl Output {
             ResolvedBy::User => " (answered at the terminal)".into(),
             ResolvedBy::Escalated => " (nobody to ask: rejected and escalated)".into(),
             ResolvedBy::Cancelled => " (the turn was cancelled)".into(),
+            ResolvedBy::Editor => " (answered in the editor)".into(),
         };
         lines.push(format!(
             "    {} → {}{}",

@@ -420,7 +420,7 @@ fn interrupts() -> mpsc::UnboundedReceiver<()> {
 }
 
 /// The agent's program must exist before anything is spawned: a clear error, not a broken pipe.
-fn check_command(agent: &[String]) -> Result<(), String> {
+pub(super) fn check_command(agent: &[String]) -> Result<(), String> {
     let Some(program) = agent.first() else {
         return Err("no agent command given (acp-gate run [OPTIONS] -- AGENT [ARGS...])".into());
     };

@@ -1,0 +1,811 @@
+//! `acp-gate proxy`: acp-gate between an editor and its agent. To the editor it is the agent,
+//! to the agent it is the client. Newline-delimited JSON-RPC is relayed line by line, unchanged,
+//! in both directions, except what the gate must see:
+//!
+//! - the agent's `session/request_permission`: the chain decides; allow and deny are answered
+//!   here, an ask is forwarded to the editor with the handlers' reasons in the tool call's
+//!   title, and the editor's answer relayed;
+//! - the agent's `fs/read_text_file`, `fs/write_text_file` and `terminal/create`: judged before
+//!   they reach the editor; a denied one is answered with an error and never forwarded, an ask
+//!   becomes a permission request of acp-gate's own to the editor;
+//! - the editor's `session/cancel`: what acp-gate holds for that session is answered
+//!   `cancelled`, then the cancel goes on to the agent.
+//!
+//! stdout carries protocol messages only; decisions are shown on stderr and recorded in the
+//! audit log, including what the editor answered.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::process::{ExitCode, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::Error;
+use anyhow::{Context, Result};
+use clap::Args;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+use tokio::sync::{Notify, mpsc, watch};
+
+use super::calls::{self, Call};
+use super::exit;
+use super::output::{Output, ResolvedBy, subject};
+use super::tracker::ToolCallTracker;
+use crate::audit::AuditLog;
+use crate::chain::{Chain, Decision, Outcome};
+use crate::cli::{OutputFormat, PolicyArgs};
+use crate::request::{OptionKind, SessionContext, ToolRequest};
+
+/// How long the agent may take to exit once the editor has gone, before it is killed.
+const EXIT_GRACE: Duration = Duration::from_secs(3);
+/// Lines waiting to be written to one side, before the reader of the other side waits.
+const QUEUE: usize = 4096;
+/// The ids of acp-gate's own requests to the editor start with this; an agent request whose
+/// id does too is refused, so that answers can never be confused.
+const OWN_ID_PREFIX: &str = "acp-gate/";
+
+#[derive(Args, Debug)]
+pub struct ProxyArgs {
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// The audit log [default: $ACP_GATE_AUDIT_LOG, else ~/.local/state/acp-gate/audit.jsonl].
+    #[arg(long, value_name = "FILE")]
+    pub audit: Option<PathBuf>,
+    /// How decisions are shown on stderr.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+    /// The agent's command and arguments.
+    #[arg(last = true, required = true, value_name = "AGENT")]
+    pub agent: Vec<String>,
+}
+
+/// `acp-gate proxy`.
+pub async fn proxy(args: ProxyArgs) -> Result<ExitCode> {
+    let options = args.policy.load_options()?;
+    let output = Output::on_stderr(args.format);
+    let chain = crate::load_chain(&options).await?;
+    for notice in &chain.notices {
+        output.notice(notice);
+    }
+    let audit = AuditLog::open(&args.audit.unwrap_or_else(AuditLog::default_path))?;
+    super::session::check_command(&args.agent).map_err(anyhow::Error::msg)?;
+    let mut child = Command::new(&args.agent[0])
+        .args(&args.agent[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        // Its own process group, so that everything it started can be stopped with it.
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("cannot start the agent `{}`", args.agent[0]))?;
+    let (Some(agent_in), Some(agent_out)) = (child.stdin.take(), child.stdout.take()) else {
+        anyhow::bail!("the agent's stdio could not be connected");
+    };
+
+    let group = child.id();
+
+    let (to_editor, editor_queue) = mpsc::channel(QUEUE);
+    let (to_agent, agent_queue) = mpsc::channel(QUEUE);
+    let (close_editor, close_agent) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let editor_writer = tokio::spawn(write_lines(
+        tokio::io::stdout(),
+        editor_queue,
+        close_editor.clone(),
+    ));
+    let agent_writer = tokio::spawn(write_lines(agent_in, agent_queue, close_agent.clone()));
+    let proxy = Arc::new(Proxy {
+        chain,
+        audit,
+        output,
+        workspace: options.workspace,
+        tracker: Mutex::new(ToolCallTracker::default()),
+        sessions: Mutex::default(),
+        opening: Mutex::default(),
+        held: Mutex::default(),
+        answered: Mutex::default(),
+        cancels: Mutex::default(),
+        next_id: AtomicU64::new(1),
+        to_editor,
+        to_agent,
+    });
+    let from_editor = tokio::spawn({
+        let proxy = proxy.clone();
+        async move { proxy.relay_editor(tokio::io::stdin()).await }
+    });
+    let from_agent = tokio::spawn({
+        let proxy = proxy.clone();
+        async move { proxy.relay_agent(agent_out).await }
+    });
+
+    // The agent's exit, watched apart from its stdout: what it left running may hold that open.
+    let (exited_tx, mut exited) = watch::channel(None);
+    tokio::spawn(async move {
+        let status = child.wait().await;
+        exited_tx.send_replace(Some(status));
+    });
+
+    let mut agent_exit = exited.clone();
+    let code = tokio::select! {
+        _ = from_editor => {
+            // The editor is gone: the agent's stdin is closed (after what the editor sent
+            // last), which asks it to exit.
+            close_agent.notify_one();
+            let _ = agent_writer.await;
+            if tokio::time::timeout(EXIT_GRACE, exited.wait_for(Option::is_some)).await.is_err() {
+                proxy.output.notice(&format!(
+                    "the agent did not exit within {}s of the editor closing: stopping it",
+                    EXIT_GRACE.as_secs()
+                ));
+            }
+            exit::OK
+        }
+        status = agent_exit.wait_for(Option::is_some) => {
+            let code = match status.as_deref() {
+                Ok(Some(Ok(status))) if status.success() => exit::OK,
+                Ok(Some(Ok(status))) => {
+                    proxy.output.error(&format!("the agent exited ({status})"));
+                    exit::AGENT_FAILED
+                }
+                _ => {
+                    proxy.output.error("the agent could not be waited for");
+                    exit::AGENT_FAILED
+                }
+            };
+            drop(status);
+            // What the agent wrote last still reaches the editor.
+            stop_group(group, &mut exited).await;
+            let _ = tokio::time::timeout(EXIT_GRACE, from_agent).await;
+            close_editor.notify_one();
+            let _ = editor_writer.await;
+            code
+        }
+        signal = terminated() => signal,
+    };
+    stop_group(group, &mut exited).await;
+    Ok(ExitCode::from(code))
+}
+
+/// A request acp-gate holds while the editor decides.
+struct Held {
+    session_id: String,
+    /// The agent's request id (raw JSON), which the answer must carry.
+    agent_id: Box<RawValue>,
+    request: ToolRequest,
+    decision: Decision,
+    /// For a gated call asked about with a permission request of acp-gate's own: the call's
+    /// line, forwarded to the editor if its user allows it.
+    call_line: Option<String>,
+}
+
+struct Proxy {
+    chain: Chain,
+    audit: AuditLog,
+    output: Output,
+    /// The workspace of requests whose session is unknown (`--workspace`, else the directory
+    /// the proxy started in).
+    workspace: PathBuf,
+    tracker: Mutex<ToolCallTracker>,
+    /// Each session's directory, from `session/new` and `session/load`.
+    sessions: Mutex<HashMap<String, PathBuf>>,
+    /// The editor's `session/new` requests not yet answered: id -> `cwd`.
+    opening: Mutex<HashMap<String, PathBuf>>,
+    /// Asks waiting for the editor, by the id the editor's answer will carry.
+    held: Mutex<HashMap<String, Held>>,
+    /// Ids whose answer from the editor must not reach the agent: acp-gate answered them
+    /// already (a cancel), or they were acp-gate's own requests.
+    answered: Mutex<HashSet<String>>,
+    /// Per session, how many `session/cancel`s the editor sent: a decision that finishes after
+    /// one is answered `cancelled`.
+    cancels: Mutex<HashMap<String, u64>>,
+    next_id: AtomicU64,
+    to_editor: mpsc::Sender<String>,
+    to_agent: mpsc::Sender<String>,
+}
+
+/// The parts of a JSON-RPC message the proxy routes by. Duplicate keys are an error (an
+/// agent must not be able to show the gate one method and the editor another).
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+}
+
+/// A line from the agent as one JSON-RPC message, strictly: one object, no key twice, a
+/// method or an id.
+fn agent_envelope(line: &str) -> Option<Envelope<'_>> {
+    // A derived struct also reads from an array: a batch would pass for a response.
+    if !line.trim_start().starts_with('{') {
+        return None;
+    }
+    serde_json::from_str::<Envelope<'_>>(line)
+        .ok()
+        .filter(|e| e.method.is_some() || e.id.is_some())
+}
+
+/// Whether the gate judges `method` from the agent.
+fn is_gated(method: &str) -> bool {
+    method == "session/request_permission" || Call::parse(method, &Value::Null).is_some()
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn params_of(envelope: &Envelope<'_>) -> Value {
+    envelope
+        .params
+        .and_then(|p| serde_json::from_str(p.get()).ok())
+        .unwrap_or(Value::Null)
+}
+
+impl Proxy {
+    /// Editor -> agent.
+    async fn relay_editor(&self, from: impl AsyncRead + Unpin) {
+        let mut lines = BufReader::new(from).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            // The editor is trusted: what the proxy cannot read still goes to the agent.
+            let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(&line) else {
+                if self.to_agent.send(line).await.is_err() {
+                    break;
+                }
+                continue;
+            };
+            match (&envelope.method, envelope.id) {
+                (Some(method), Some(id)) if method == "session/new" => {
+                    if let Some(cwd) = params_of(&envelope).get("cwd").and_then(Value::as_str) {
+                        lock(&self.opening).insert(id.get().to_owned(), cwd.into());
+                    }
+                }
+                (Some(method), _) if method == "session/load" => {
+                    let params = params_of(&envelope);
+                    if let (Some(session), Some(cwd)) = (
+                        params.get("sessionId").and_then(Value::as_str),
+                        params.get("cwd").and_then(Value::as_str),
+                    ) {
+                        lock(&self.sessions).insert(session.to_owned(), cwd.into());
+                    }
+                }
+                (Some(method), None) if method == "session/cancel" => {
+                    if let Some(session) = params_of(&envelope)
+                        .get("sessionId")
+                        .and_then(Value::as_str)
+                    {
+                        self.cancel(session).await;
+                    }
+                }
+                (None, Some(id)) => {
+                    let key = id.get();
+                    let held = lock(&self.held).remove(key);
+                    if let Some(held) = held {
+                        self.editor_answered(held, envelope.result).await;
+                        continue;
+                    }
+                    if lock(&self.answered).remove(key) {
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            if self.to_agent.send(line).await.is_err() {
+                break;
+            }
+        }
+    }
+
+    /// Agent -> editor.
+    async fn relay_agent(self: &Arc<Self>, from: impl AsyncRead + Unpin) {
+        let mut lines = BufReader::new(from).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let Some(envelope) = agent_envelope(&line) else {
+                // What the gate cannot read could be a request it did not see: not forwarded.
+                let shown: String = line.chars().take(200).collect();
+                self.output.error(&format!(
+                    "the agent sent a line that is not one JSON-RPC message; not forwarded: {shown}"
+                ));
+                continue;
+            };
+            match (&envelope.method, envelope.id) {
+                (Some(method), None) if is_gated(method) => {
+                    // Without an id it cannot be answered, and an editor might still act on it.
+                    self.output.error(&format!(
+                        "the agent sent `{method}` without an id; not forwarded"
+                    ));
+                    continue;
+                }
+                (Some(method), None) if method == "session/update" => {
+                    // Only tool calls feed the tracker; the rest is relayed without a parse.
+                    // (`\\u` too: a name spelt with escapes must not slip past.)
+                    if envelope
+                        .params
+                        .is_some_and(|p| p.get().contains("tool_call") || p.get().contains("\\u"))
+                        && let Some(update) = params_of(&envelope).get("update")
+                    {
+                        lock(&self.tracker).observe(update);
+                    }
+                }
+                (Some(method), Some(id)) => {
+                    if id.get().starts_with(&format!("\"{OWN_ID_PREFIX}")) {
+                        let error = Error::invalid_request().data(json!(format!(
+                            "request ids starting with `{OWN_ID_PREFIX}` are reserved by acp-gate"
+                        )));
+                        self.answer_agent(id, Err(error)).await;
+                        continue;
+                    }
+                    if let Some(gated) = self.gated(method, id, &envelope, &line) {
+                        let proxy = self.clone();
+                        tokio::spawn(async move { proxy.decide(gated).await });
+                        continue;
+                    }
+                }
+                (None, Some(id)) => {
+                    let opened = lock(&self.opening).remove(id.get());
+                    if let Some(cwd) = opened
+                        && let Some(session) = envelope
+                            .result
+                            .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
+                            .and_then(|r| r.get("sessionId")?.as_str().map(str::to_owned))
+                    {
+                        lock(&self.sessions).insert(session, cwd);
+                    }
+                }
+                _ => {}
+            }
+            if self.to_editor.send(line).await.is_err() {
+                break;
+            }
+        }
+    }
+
+    /// A request of the agent's that the gate judges, read now (so that the tool calls
+    /// announced before it are taken into account) and decided in a task of its own.
+    fn gated(
+        &self,
+        method: &str,
+        id: &RawValue,
+        envelope: &Envelope<'_>,
+        line: &str,
+    ) -> Option<Gated> {
+        let params = params_of(envelope);
+        let call = match method {
+            "session/request_permission" => None,
+            _ => Some(Call::parse(method, &params)?),
+        };
+        let session_id = params
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let earlier = match call {
+            None => params
+                .pointer("/toolCall/toolCallId")
+                .and_then(Value::as_str)
+                .and_then(|id| lock(&self.tracker).get(id)),
+            Some(_) => None,
+        };
+        Some(Gated {
+            generation: self.generation(&session_id),
+            ctx: self.ctx(&session_id),
+            session_id,
+            id: id.to_owned(),
+            params,
+            earlier,
+            call,
+            line: line.to_owned(),
+        })
+    }
+
+    async fn decide(&self, gated: Gated) {
+        let request = match &gated.call {
+            None => ToolRequest::from_permission_request(
+                &gated.params,
+                gated.earlier.as_ref(),
+                &gated.ctx,
+            )
+            .map_err(|error| {
+                Error::invalid_params().data(json!(format!(
+                    "acp-gate cannot read this permission request: {error:#}"
+                )))
+            }),
+            Some(Ok(call)) => Ok(call.tool_request(&gated.ctx)),
+            Some(Err(error)) => Err(error.clone()),
+        };
+        let request = match request {
+            Ok(request) => request,
+            Err(error) => {
+                self.output.error(&error.to_string());
+                return self.answer_agent(&gated.id, Err(error)).await;
+            }
+        };
+        let decision = self.chain.decide(&request).await;
+        if self.generation(&gated.session_id) != gated.generation {
+            let is_call = gated.call.is_some();
+            return self
+                .cancelled(&gated.id, &request, &decision, is_call)
+                .await;
+        }
+        match (decision.outcome, gated.call.is_some()) {
+            (Outcome::Ask, false) => {
+                let mut forwarded = gated.params.clone();
+                annotate_title(&mut forwarded, &request, &decision);
+                let message = json!({"jsonrpc": "2.0", "id": gated.id, "method": "session/request_permission", "params": forwarded});
+                self.hold(
+                    gated.id.get().to_owned(),
+                    &gated,
+                    request,
+                    decision,
+                    None,
+                    message,
+                )
+                .await;
+            }
+            (Outcome::Ask, true) => {
+                let own_id = format!(
+                    "{OWN_ID_PREFIX}{}",
+                    self.next_id.fetch_add(1, Ordering::Relaxed)
+                );
+                let message = json!({"jsonrpc": "2.0", "id": own_id, "method": "session/request_permission", "params": own_ask(&own_id, &gated, &request, &decision)});
+                let key = json!(own_id).to_string();
+                let line = gated.line.clone();
+                self.hold(key, &gated, request, decision, Some(line), message)
+                    .await;
+            }
+            (_, false) => {
+                let option = decision.select_option(&request.options);
+                let answer = option.map_or("cancelled", |o| o.id.as_str()).to_owned();
+                let outcome = match option {
+                    Some(option) => json!({ "outcome": "selected", "optionId": option.id }),
+                    None => json!({ "outcome": "cancelled" }),
+                };
+                let result = self
+                    .record(&request, &decision, ResolvedBy::Chain, &answer)
+                    .map(|()| json!({ "outcome": outcome }));
+                self.answer_agent(&gated.id, result).await;
+            }
+            (Outcome::Allow, true) => {
+                if self
+                    .record(&request, &decision, ResolvedBy::Chain, "allowed")
+                    .is_ok()
+                {
+                    let _ = self.to_editor.send(gated.line).await;
+                } else {
+                    self.answer_agent(&gated.id, Err(unrecorded())).await;
+                }
+            }
+            (Outcome::Deny, true) => {
+                let result = self
+                    .record(&request, &decision, ResolvedBy::Chain, "denied")
+                    .and(Err(calls::denial(&decision, None)));
+                self.answer_agent(&gated.id, result).await;
+            }
+        }
+    }
+
+    /// Keeps an ask until the editor answers `message` (or the session is cancelled).
+    async fn hold(
+        &self,
+        key: String,
+        gated: &Gated,
+        request: ToolRequest,
+        decision: Decision,
+        call_line: Option<String>,
+        message: Value,
+    ) {
+        self.output.notice(&format!(
+            "asking the editor: {} ({})",
+            subject(&request),
+            decision.reasons.join("; ")
+        ));
+        lock(&self.held).insert(
+            key.clone(),
+            Held {
+                session_id: gated.session_id.clone(),
+                agent_id: gated.id.clone(),
+                request,
+                decision,
+                call_line,
+            },
+        );
+        // A cancel that came while the chain was deciding.
+        if self.generation(&gated.session_id) != gated.generation {
+            let held = lock(&self.held).remove(&key);
+            if let Some(held) = held {
+                let is_call = held.call_line.is_some();
+                self.cancelled(&held.agent_id, &held.request, &held.decision, is_call)
+                    .await;
+            }
+            return;
+        }
+        let _ = self.to_editor.send(message.to_string()).await;
+    }
+
+    /// The editor answered an ask acp-gate forwarded or made.
+    async fn editor_answered(&self, held: Held, result: Option<&RawValue>) {
+        let outcome = result
+            .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
+            .and_then(|r| r.get("outcome").cloned());
+        let chosen = outcome
+            .as_ref()
+            .filter(|o| o.get("outcome").and_then(Value::as_str) == Some("selected"))
+            .and_then(|o| o.get("optionId").and_then(Value::as_str))
+            .map(str::to_owned);
+        match &held.call_line {
+            None => {
+                // The editor's answer goes to the agent as it is: its option ids are the agent's.
+                let answer = chosen.unwrap_or_else(|| "cancelled".into());
+                let result = self
+                    .record(&held.request, &held.decision, ResolvedBy::Editor, &answer)
+                    .map(|()| json!({ "outcome": outcome }));
+                self.answer_agent(&held.agent_id, result).await;
+            }
+            Some(line) => {
+                let allowed = chosen.as_deref() == Some("allow");
+                let answer = if allowed { "allowed" } else { "denied" };
+                let recorded =
+                    self.record(&held.request, &held.decision, ResolvedBy::Editor, answer);
+                match recorded {
+                    Ok(()) if allowed => {
+                        let _ = self.to_editor.send(line.clone()).await;
+                    }
+                    Ok(()) => {
+                        let error = calls::denial(&held.decision, Some("rejected in the editor"));
+                        self.answer_agent(&held.agent_id, Err(error)).await;
+                    }
+                    Err(error) => self.answer_agent(&held.agent_id, Err(error)).await,
+                }
+            }
+        }
+    }
+
+    /// `session/cancel` from the editor: every ask held for the session is answered
+    /// `cancelled`, and the decisions under way will be.
+    async fn cancel(&self, session: &str) {
+        *lock(&self.cancels).entry(session.to_owned()).or_default() += 1;
+        let cancelled: Vec<(String, Held)> = {
+            let mut held = lock(&self.held);
+            let keys: Vec<String> = held
+                .iter()
+                .filter(|(_, h)| h.session_id == session)
+                .map(|(k, _)| k.clone())
+                .collect();
+            keys.into_iter()
+                .filter_map(|k| held.remove(&k).map(|h| (k, h)))
+                .collect()
+        };
+        for (key, held) in cancelled {
+            // The editor may still answer the ask; that answer must not reach the agent.
+            lock(&self.answered).insert(key);
+            let is_call = held.call_line.is_some();
+            self.cancelled(&held.agent_id, &held.request, &held.decision, is_call)
+                .await;
+        }
+    }
+
+    /// Answers `cancelled`: a permission request's outcome, or a call's error.
+    async fn cancelled(
+        &self,
+        id: &RawValue,
+        request: &ToolRequest,
+        decision: &Decision,
+        is_call: bool,
+    ) {
+        let result = self
+            .record(request, decision, ResolvedBy::Cancelled, "cancelled")
+            .and_then(|()| match is_call {
+                false => Ok(json!({ "outcome": { "outcome": "cancelled" } })),
+                true => Err(Error::request_cancelled()),
+            });
+        self.answer_agent(id, result).await;
+    }
+
+    /// Audits and shows a decision; an error when the audit log could not be written (the
+    /// decision is then not made).
+    fn record(
+        &self,
+        request: &ToolRequest,
+        decision: &Decision,
+        by: ResolvedBy,
+        answer: &str,
+    ) -> Result<(), Error> {
+        if let Err(error) = self
+            .audit
+            .record(request, decision, &by.annotate(answer, None))
+        {
+            self.output.error(&format!("{error:#}"));
+            return Err(unrecorded());
+        }
+        self.output.decision(request, decision, by, answer);
+        Ok(())
+    }
+
+    async fn answer_agent(&self, id: &RawValue, result: Result<Value, Error>) {
+        let message = match result {
+            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Err(error) => json!({ "jsonrpc": "2.0", "id": id, "error": error }),
+        };
+        let _ = self.to_agent.send(message.to_string()).await;
+    }
+
+    fn generation(&self, session: &str) -> u64 {
+        lock(&self.cancels).get(session).copied().unwrap_or(0)
+    }
+
+    fn ctx(&self, session: &str) -> SessionContext {
+        let workspace = lock(&self.sessions)
+            .get(session)
+            .cloned()
+            .unwrap_or_else(|| self.workspace.clone());
+        SessionContext::for_workspace(session, &workspace)
+    }
+}
+
+/// A request of the agent's on its way through the chain.
+struct Gated {
+    session_id: String,
+    id: Box<RawValue>,
+    params: Value,
+    /// What earlier `tool_call` updates announced for the permission request's tool call.
+    earlier: Option<Value>,
+    /// `None` for a permission request, else the call (or why its params are unreadable).
+    call: Option<Result<Call, Error>>,
+    ctx: SessionContext,
+    /// The session's cancel count when the request arrived.
+    generation: u64,
+    /// The request as the agent sent it.
+    line: String,
+}
+
+fn unrecorded() -> Error {
+    Error::internal_error().data(json!(
+        "acp-gate could not record the decision in its audit log, so it was not made"
+    ))
+}
+
+/// The handlers' reasons, where the editor shows them: after the tool call's title.
+fn annotate_title(params: &mut Value, request: &ToolRequest, decision: &Decision) {
+    if decision.reasons.is_empty() {
+        return;
+    }
+    let title = if request.title.is_empty() {
+        "Permission"
+    } else {
+        &request.title
+    };
+    let annotated = format!("{title} — acp-gate: {}", decision.reasons.join("; "));
+    if let Some(tool_call) = params.get_mut("toolCall").and_then(Value::as_object_mut) {
+        tool_call.insert("title".into(), Value::String(annotated));
+    }
+}
+
+/// acp-gate's own permission request for a gated call the chain asks about.
+fn own_ask(own_id: &str, gated: &Gated, request: &ToolRequest, decision: &Decision) -> Value {
+    let mut tool_call = json!({
+        "toolCallId": own_id,
+        "title": request.title,
+        "kind": request.kind.as_str(),
+        "status": "pending",
+        "rawInput": gated.params,
+        "locations": request.paths.iter().map(|p| json!({ "path": p.absolute })).collect::<Vec<_>>(),
+        "content": request.diffs.iter().map(|d| json!({ "type": "diff", "path": d.path, "oldText": d.old_text, "newText": d.new_text })).collect::<Vec<_>>(),
+    });
+    let mut params = json!({
+        "sessionId": gated.session_id,
+        "toolCall": tool_call.take(),
+        "options": [
+            { "optionId": "allow", "name": "Allow", "kind": OptionKind::AllowOnce },
+            { "optionId": "reject", "name": "Reject", "kind": OptionKind::RejectOnce },
+        ],
+    });
+    annotate_title(&mut params, request, decision);
+    params
+}
+
+/// Writes each queued line to `to`, flushing when the queue runs dry; after `close`, writes
+/// what is queued and closes `to`.
+async fn write_lines(
+    mut to: impl AsyncWrite + Unpin,
+    mut queue: mpsc::Receiver<String>,
+    close: Arc<Notify>,
+) {
+    let mut closing = false;
+    loop {
+        let line = tokio::select! {
+            line = queue.recv(), if !closing => line,
+            () = close.notified(), if !closing => { closing = true; continue; }
+            else => None,
+        };
+        let mut batch = String::new();
+        for line in line
+            .into_iter()
+            .chain(std::iter::from_fn(|| queue.try_recv().ok()))
+        {
+            batch.push_str(&line);
+            batch.push('\n');
+        }
+        if batch.is_empty() {
+            break;
+        }
+        if to.write_all(batch.as_bytes()).await.is_err() || to.flush().await.is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown().await;
+}
+
+/// SIGINT, SIGTERM or SIGHUP: the exit code (128 + the signal).
+async fn terminated() -> u8 {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = int.recv() => exit::INTERRUPTED,
+        _ = term.recv() => 128 + 15,
+        _ = hup.recv() => 128 + 1,
+    }
+}
+
+/// Stops the agent's process group: the agent, if it still runs, and what it left running.
+async fn stop_group(
+    group: Option<u32>,
+    exited: &mut watch::Receiver<Option<std::io::Result<std::process::ExitStatus>>>,
+) {
+    let Some(pid) = group else {
+        return;
+    };
+    let group = -(pid as i32);
+    // SAFETY: kill(2) on the agent's own process group, created at spawn.
+    unsafe { libc::kill(group, libc::SIGTERM) };
+    let _ = tokio::time::timeout(EXIT_GRACE, exited.wait_for(Option::is_some)).await;
+    // SAFETY: as above; for what ignored SIGTERM.
+    unsafe { libc::kill(group, libc::SIGKILL) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_line_is_read_strictly() {
+        let method = |line| agent_envelope(line).and_then(|e| e.method.map(|m| m.into_owned()));
+        assert_eq!(
+            method(r#"{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{}}"#)
+                .as_deref(),
+            Some("session/request_permission")
+        );
+        // Escapes are decoded as the editor would decode them.
+        assert_eq!(
+            method(r#"{"id":1,"method":"\u0066s/write_text_file"}"#).as_deref(),
+            Some("fs/write_text_file")
+        );
+        // The gate and the editor must not read different methods out of one line.
+        assert!(agent_envelope(r#"{"id":1,"method":"x","method":"fs/write_text_file"}"#).is_none());
+        for not_one_message in [
+            "",
+            "hello",
+            "[1]",
+            r#"[{"id":1,"method":"fs/read_text_file"}]"#,
+            "{}",
+            r#"{"id":1,"method":7}"#,
+        ] {
+            assert!(
+                agent_envelope(not_one_message).is_none(),
+                "{not_one_message}"
+            );
+        }
+    }
+}

@@ -1,0 +1,512 @@
+//! `acp-gate proxy` between an editor and the TypeScript SDK agent (tests/agents/sdk-agent.mjs):
+//! driven by acpx, an ACP client nobody here wrote, and by a Rust test client playing the
+//! editor, which sees every line the proxy writes.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::{Sandbox, sdk_agent_script, stderr, test_agents};
+
+const PATIENCE: Duration = Duration::from_secs(30);
+
+fn audit_answers(audit: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(audit)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let record: Value = serde_json::from_str(l).unwrap();
+            (
+                record["title"].as_str().unwrap().to_owned(),
+                record["answer"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn acpx_through_the_proxy_gets_only_the_real_questions() {
+    let agents = test_agents();
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.home.join(".bashrc"), "# mine\n").unwrap();
+    let audit = sandbox.root.join("audit.jsonl");
+    let agent = format!(
+        "{} proxy --audit {} -- node {}",
+        crate::common::BIN,
+        audit.display(),
+        sdk_agent_script()
+    );
+    let bin = agents.join("node_modules/.bin");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = sandbox
+        .confine(&mut Command::new(bin.join("acpx")))
+        .env("PATH", path)
+        .args([
+            "--approve-all",
+            "--format",
+            "json",
+            "--cwd",
+            sandbox.workspace.to_str().unwrap(),
+            "--agent",
+            &agent,
+            "exec",
+            "commands",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "acpx failed: {:?}\n{stdout}\n{}",
+        output.status,
+        stderr(&output)
+    );
+    // acpx --format json prints the session's messages, one per line.
+    let messages: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let step = |name: &str| {
+        let prefix = format!("STEP {name} ");
+        messages
+            .iter()
+            .filter_map(text_of)
+            .find_map(|t| t.strip_prefix(&prefix).map(str::to_owned))
+            .unwrap_or_else(|| panic!("no STEP {name} in acpx's output:\n{stdout}"))
+    };
+    assert_eq!(
+        step("rm"),
+        "selected:reject",
+        "`rm -rf ~` is refused by the chain although acpx approves everything"
+    );
+    assert_eq!(
+        step("test"),
+        "selected:allow-once",
+        "a safe command proceeds"
+    );
+    assert_eq!(
+        step("sudo"),
+        "selected:allow-once",
+        "the ask reached acpx, which approved it"
+    );
+    assert_eq!(step("write-inside"), "written");
+    assert!(step("write-bashrc").starts_with("refused:denied by acp-gate"));
+    assert_eq!(
+        std::fs::read_to_string(sandbox.workspace.join("notes.txt")).unwrap(),
+        "hello\n",
+        "acpx carried out the allowed write"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sandbox.home.join(".bashrc")).unwrap(),
+        "# mine\n"
+    );
+    // acpx approved acp-gate's ask about the read, so the read reached it (acpx's own file
+    // layer then refuses paths outside its cwd, which is acpx's business).
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["method"] == "fs/read_text_file" && m["params"]["path"] == "/etc/hosts"),
+        "the read allowed in acpx was forwarded to it"
+    );
+    // acpx saw a permission request for the asks only: the agent's for `sudo`, with the
+    // handlers' reason in its title, and acp-gate's own for the read outside the workspace.
+    let asked: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["method"] == "session/request_permission")
+        .map(|m| &m["params"]["toolCall"])
+        .collect();
+    assert_eq!(asked.len(), 2, "only the asks reach acpx: {asked:?}");
+    let title = asked[0]["title"].as_str().unwrap();
+    assert!(
+        title.starts_with("sudo apt install jq — acp-gate: ") && title.contains("sudo"),
+        "{title}"
+    );
+    assert!(
+        asked[1]["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("Read /etc/hosts — acp-gate: "),
+        "{}",
+        asked[1]
+    );
+    let answers = audit_answers(&audit);
+    assert!(
+        answers.contains(&("sudo apt install jq".into(), "allow-once (editor)".into()))
+            && answers.contains(&("Read /etc/hosts".into(), "allowed (editor)".into())),
+        "the audit log records what the editor answered: {answers:?}"
+    );
+}
+
+/// The editor side of a proxy: what the proxy writes to stdout, line by line.
+struct Editor {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    next_id: u64,
+}
+
+impl Editor {
+    fn start(sandbox: &Sandbox, audit: &Path, agent: &[&str]) -> Editor {
+        let mut args = vec!["proxy", "--audit", audit.to_str().unwrap(), "--"];
+        args.extend(agent);
+        let mut child = sandbox
+            .command(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Editor {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            next_id: 1,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// The next message the proxy sends, as JSON.
+    fn next(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(PATIENCE)
+            .expect("the proxy sent nothing more");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"))
+    }
+
+    /// Messages up to and including the response to request `id`. Requests on the way are
+    /// answered: asks rejected, calls carried out (answered, that is).
+    fn until_response(&mut self, id: u64) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let message = self.next();
+            let result = match message["method"].as_str() {
+                Some("session/request_permission") => {
+                    let options = message["params"]["options"].as_array().unwrap();
+                    let reject = options.iter().find(|o| o["kind"] == "reject_once").unwrap();
+                    Some(
+                        json!({"outcome": {"outcome": "selected", "optionId": reject["optionId"]}}),
+                    )
+                }
+                Some("fs/write_text_file") => Some(json!({})),
+                Some("fs/read_text_file") => Some(json!({"content": ""})),
+                _ => None,
+            };
+            if let Some(result) = result {
+                self.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": result}));
+            }
+            let done = message.get("method").is_none() && message["id"] == id;
+            seen.push(message);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    fn open_session(&mut self, cwd: &Path) -> String {
+        let id = self.request(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true}}),
+        );
+        let answer = self.until_response(id);
+        assert_eq!(answer.last().unwrap()["result"]["protocolVersion"], 1);
+        let id = self.request("session/new", json!({"cwd": cwd, "mcpServers": []}));
+        let answer = self.until_response(id);
+        answer.last().unwrap()["result"]["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// Waits for the proxy to exit; its exit code.
+    fn wait(&mut self) -> Option<i32> {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            assert!(
+                started.elapsed() < PATIENCE,
+                "the proxy did not exit in {PATIENCE:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Editor {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn text_of(update: &Value) -> Option<&str> {
+    update
+        .pointer("/params/update/content/text")
+        .and_then(Value::as_str)
+        .map(str::trim_end)
+}
+
+#[test]
+fn the_editor_sees_every_update_in_order_and_only_the_real_questions() {
+    let sandbox = Sandbox::new();
+    let audit = sandbox.root.join("audit.jsonl");
+    let script = sdk_agent_script();
+    let mut editor = Editor::start(&sandbox, &audit, &["node", &script]);
+    let session = editor.open_session(&sandbox.workspace);
+    let prompt = editor.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "commands"}]}),
+    );
+
+    let mut texts = Vec::new();
+    let mut tool_calls = Vec::new();
+    let mut asks = 0;
+    let mut writes = Vec::new();
+    loop {
+        let message = editor.next();
+        match message["method"].as_str() {
+            Some("session/update") => match message["params"]["update"]["sessionUpdate"].as_str() {
+                Some("agent_message_chunk") => texts.push(text_of(&message).unwrap().to_owned()),
+                Some("tool_call") => tool_calls.push(
+                    message["params"]["update"]["toolCallId"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned(),
+                ),
+                other => panic!("unexpected update {other:?}"),
+            },
+            Some("session/request_permission") => {
+                asks += 1;
+                let tool_call = &message["params"]["toolCall"];
+                let title = tool_call["title"].as_str().unwrap();
+                assert!(
+                    title.contains(" — acp-gate: builtin-"),
+                    "the reasons are in the title: {tool_call}"
+                );
+                let answer = match tool_call["toolCallId"].as_str().unwrap() {
+                    // The agent's ask: the editor's answer reaches the agent as it is.
+                    "bash-sudo" => "reject",
+                    // acp-gate's own ask about the agent's read outside the workspace.
+                    id if id.starts_with("acp-gate/") => {
+                        assert_eq!(tool_call["kind"], "read");
+                        assert_eq!(tool_call["locations"][0]["path"], "/etc/hosts");
+                        "allow"
+                    }
+                    other => panic!("only asks are forwarded, not {other}"),
+                };
+                editor.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": {"outcome": "selected", "optionId": answer}}}));
+            }
+            Some("fs/read_text_file") => {
+                assert_eq!(
+                    message["params"]["path"], "/etc/hosts",
+                    "allowed in the editor, then forwarded"
+                );
+                editor.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": {"content": "127.0.0.1 localhost\n"}}));
+            }
+            Some("fs/write_text_file") => {
+                writes.push(message["params"]["path"].as_str().unwrap().to_owned());
+                editor.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": {}}));
+            }
+            Some(other) => panic!("unexpected request {other}"),
+            None => {
+                assert_eq!(message["id"], prompt);
+                assert_eq!(message["result"]["stopReason"], "end_turn");
+                break;
+            }
+        }
+    }
+    let chunks: Vec<String> = (0..200).map(|n| format!("CHUNK {n}")).collect();
+    assert_eq!(texts[..200], chunks[..], "every update, in order");
+    assert_eq!(tool_calls, ["bash-rm", "bash-test", "bash-sudo"]);
+    assert_eq!(asks, 2);
+    assert_eq!(
+        texts[200..204].to_vec(),
+        [
+            "STEP rm selected:reject",
+            "STEP test selected:allow-once",
+            "STEP sudo selected:reject",
+            "STEP write-inside written",
+        ]
+    );
+    assert!(
+        texts[204].starts_with("STEP write-bashrc refused:denied by acp-gate: builtin-paths"),
+        "{}",
+        texts[204]
+    );
+    assert_eq!(texts[205], "STEP read-outside read:20");
+    assert_eq!(
+        writes,
+        [sandbox.workspace.join("notes.txt").display().to_string()],
+        "the denied write of ~/.bashrc never reached the editor"
+    );
+    let answers = audit_answers(&audit);
+    assert!(answers.contains(&("sudo apt install jq".into(), "reject (editor)".into())));
+    assert!(answers.contains(&("rm -rf ~".into(), "reject".into())));
+    assert!(answers.contains(&("Read /etc/hosts".into(), "allowed (editor)".into())));
+
+    // The editor closes: the proxy ends cleanly.
+    drop(editor.stdin.take());
+    assert_eq!(editor.wait(), Some(0), "{}", {
+        let mut err = String::new();
+        let _ = std::io::Read::read_to_string(editor.child.stderr.as_mut().unwrap(), &mut err);
+        err
+    });
+}
+
+#[test]
+fn a_cancel_during_a_pending_ask_answers_cancelled_and_reaches_the_agent() {
+    let sandbox = Sandbox::new();
+    let audit = sandbox.root.join("audit.jsonl");
+    let script = sdk_agent_script();
+    let mut editor = Editor::start(&sandbox, &audit, &["node", &script]);
+    let session = editor.open_session(&sandbox.workspace);
+    let prompt = editor.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "commands"}]}),
+    );
+    let ask = loop {
+        let message = editor.next();
+        if message["method"] == "session/request_permission" {
+            break message;
+        }
+    };
+    editor.send(
+        json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
+    );
+    let step = loop {
+        let message = editor.next();
+        if let Some(text) = text_of(&message).filter(|t| t.starts_with("STEP sudo")) {
+            break text.to_owned();
+        }
+    };
+    assert_eq!(step, "STEP sudo cancelled");
+    // The editor answers the ask late: the agent, already answered, must not see it twice.
+    editor.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow-once"}}}));
+    let rest = editor.until_response(prompt);
+    assert!(
+        rest.iter()
+            .filter_map(text_of)
+            .any(|t| t.starts_with("STEP write-bashrc refused")),
+        "the agent went on after the cancel: {rest:?}"
+    );
+    let answers = audit_answers(&audit);
+    assert!(answers.contains(&("sudo apt install jq".into(), "cancelled".into())));
+    assert!(
+        !answers
+            .iter()
+            .any(|(title, a)| title.starts_with("sudo") && a.contains("(editor)")),
+        "the late answer is not taken: {answers:?}"
+    );
+}
+
+/// Whether process `pid` runs (a zombie that nobody reaped yet does not).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let (_, after_name) = stat.rsplit_once(')')?;
+            after_name.trim_start().chars().next()
+        })
+        .is_some_and(|state| state != 'Z')
+}
+
+fn pid_in(path: &Path) -> i32 {
+    let started = Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            return pid;
+        }
+        assert!(
+            started.elapsed() < PATIENCE,
+            "{} never written",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// An agent that leaves a process of its own running in the background.
+fn agent_with_a_background_process(sandbox: &Sandbox) -> Vec<String> {
+    let script = format!(
+        "sleep 300 & echo $! > {root}/sleeper.pid; echo $$ > {root}/agent.pid; exec node {agent}",
+        root = sandbox.root.display(),
+        agent = sdk_agent_script()
+    );
+    vec!["sh".into(), "-c".into(), script]
+}
+
+#[test]
+fn closing_the_editor_side_stops_the_agent_and_what_it_started() {
+    let sandbox = Sandbox::new();
+    let audit = sandbox.root.join("audit.jsonl");
+    let agent = agent_with_a_background_process(&sandbox);
+    let agent: Vec<&str> = agent.iter().map(String::as_str).collect();
+    let mut editor = Editor::start(&sandbox, &audit, &agent);
+    editor.open_session(&sandbox.workspace);
+    let (agent_pid, sleeper) = (
+        pid_in(&sandbox.root.join("agent.pid")),
+        pid_in(&sandbox.root.join("sleeper.pid")),
+    );
+    assert!(alive(agent_pid) && alive(sleeper));
+    drop(editor.stdin.take());
+    assert_eq!(editor.wait(), Some(0));
+    assert!(!alive(agent_pid), "the agent is gone");
+    assert!(!alive(sleeper), "what the agent started is gone");
+}
+
+#[test]
+fn killing_the_agent_ends_the_proxy() {
+    let sandbox = Sandbox::new();
+    let audit = sandbox.root.join("audit.jsonl");
+    let agent = agent_with_a_background_process(&sandbox);
+    let agent: Vec<&str> = agent.iter().map(String::as_str).collect();
+    let mut editor = Editor::start(&sandbox, &audit, &agent);
+    editor.open_session(&sandbox.workspace);
+    let (agent_pid, sleeper) = (
+        pid_in(&sandbox.root.join("agent.pid")),
+        pid_in(&sandbox.root.join("sleeper.pid")),
+    );
+    // SAFETY: the agent is this test's own grandchild.
+    unsafe { libc::kill(agent_pid, libc::SIGKILL) };
+    assert_eq!(editor.wait(), Some(4), "exit code 4: the agent died");
+    assert!(!alive(sleeper), "what the agent started is gone");
+    let mut err = String::new();
+    std::io::Read::read_to_string(editor.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(err.contains("the agent exited"), "{err}");
+}

@@ -379,32 +379,20 @@ fn many_permission_requests_in_one_session_are_all_answered() {
 
 /// `acp-gate ARGS` under a pseudo-terminal (util-linux `script`), with the sandbox's
 /// environment; `None` when `script` is not installed.
-fn in_terminal(sandbox: &Sandbox, args: &[&str]) -> Option<Terminal> {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: util-linux `script` is not installed");
-        return None;
-    }
-    let template = sandbox.command(args);
+fn in_terminal(sandbox: &Sandbox, args: &[&str]) -> Terminal {
     let line = std::iter::once(BIN)
         .chain(args.iter().copied())
         .map(|word| format!("'{}'", word.replace('\'', r"'\''")))
         .collect::<Vec<_>>()
         .join(" ");
-    let mut command = Command::new("script");
-    command.args(["-qefc", &line, "/dev/null"]);
-    for (key, value) in template.get_envs() {
-        match value {
-            Some(value) => command.env(key, value),
-            None => command.env_remove(key),
-        };
-    }
-    command.current_dir(template.get_current_dir().unwrap());
-    let mut child = command
+    let mut child = sandbox
+        .confine(&mut Command::new("script"))
+        .args(["-qefc", &line, "/dev/null"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .expect("util-linux `script` (Debian's bsdutils) runs acp-gate in a pseudo-terminal");
     let screen = Arc::new(Mutex::new(String::new()));
     let mut stdout = child.stdout.take().unwrap();
     let sink = screen.clone();
@@ -416,7 +404,7 @@ fn in_terminal(sandbox: &Sandbox, args: &[&str]) -> Option<Terminal> {
                 .push_str(&String::from_utf8_lossy(&buffer[..n]));
         }
     });
-    Some(Terminal { child, screen })
+    Terminal { child, screen }
 }
 
 struct Terminal {
@@ -469,7 +457,7 @@ impl Terminal {
 fn ctrl_c_while_a_prompt_is_pending_answers_cancelled() {
     let sandbox = Sandbox::new();
     let audit = sandbox.root.join("audit.jsonl");
-    let Some(mut terminal) = in_terminal(
+    let mut terminal = in_terminal(
         &sandbox,
         &[
             "run",
@@ -483,9 +471,7 @@ fn ctrl_c_while_a_prompt_is_pending_answers_cancelled() {
             "--script",
             "ask",
         ],
-    ) else {
-        return;
-    };
+    );
     terminal.wait_for("choose 1-3 or m:", 1);
     terminal.type_keys("\x03");
     let (code, screen) = terminal.finish();
@@ -501,7 +487,7 @@ fn ctrl_c_while_a_prompt_is_pending_answers_cancelled() {
 fn always_at_the_prompt_is_remembered_for_the_identical_command() {
     let sandbox = Sandbox::new();
     let audit = sandbox.root.join("audit.jsonl");
-    let Some(mut terminal) = in_terminal(
+    let mut terminal = in_terminal(
         &sandbox,
         &[
             "run",
@@ -515,9 +501,7 @@ fn always_at_the_prompt_is_remembered_for_the_identical_command() {
             "--script",
             "repeat",
         ],
-    ) else {
-        return;
-    };
+    );
     terminal.wait_for("choose 1-3 or m:", 1);
     let screen = terminal.screen();
     assert!(screen.contains("$ make deploy"), "{screen}");
@@ -551,7 +535,7 @@ fn always_at_the_prompt_is_remembered_for_the_identical_command() {
 fn deny_with_a_message_rejects_and_records_the_message() {
     let sandbox = Sandbox::new();
     let audit = sandbox.root.join("audit.jsonl");
-    let Some(mut terminal) = in_terminal(
+    let mut terminal = in_terminal(
         &sandbox,
         &[
             "run",
@@ -565,9 +549,7 @@ fn deny_with_a_message_rejects_and_records_the_message() {
             "--script",
             "ask",
         ],
-    ) else {
-        return;
-    };
+    );
     terminal.wait_for("choose 1-3 or m:", 1);
     terminal.type_keys("m\n");
     terminal.wait_for("message for the agent:", 1);

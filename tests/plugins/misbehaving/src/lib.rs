@@ -33,13 +33,21 @@ impl Plugin for Misbehaving {
             "panic" => panic!("the plugin panicked on purpose"),
             "error" => Err("cannot judge this".into()),
             "huge-reason" => Ok(Verdict::Deny("x".repeat(10 << 20))),
-            "escapes" => Ok(Verdict::Ask("\x1b[2J\x1b]0;pwned\x07 clear screen\u{202e}".into())),
+            "escapes" => Ok(Verdict::Ask(
+                "\x1b[2J\x1b]0;pwned\x07 clear screen\u{202e}".into(),
+            )),
             "empty-deny" => Ok(Verdict::Deny(String::new())),
             "allow" => Ok(Verdict::Allow),
             "allow-unless-rm" => Ok(match request.title.contains("rm") {
                 true => Verdict::Deny("mentions rm".into()),
                 false => Verdict::Allow,
             }),
+            // Counts its calls in a global: a fresh instance per request always says 1.
+            "count" => {
+                static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+                let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                Ok(Verdict::Ask(format!("call {n}")))
+            }
             "log" => {
                 acp_gate_plugin::log::info("hello from the plugin");
                 Ok(Verdict::Abstain)

@@ -1,0 +1,185 @@
+//! The floor of a decision: the built-in plugins' own Rust code (the plugin crates, linked
+//! natively) called as plain functions on the same normalised request, combined by the chain's
+//! own [`Combiner`]. What the sandbox costs is the default chain's time over this.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use acp_gate::builtin;
+use acp_gate::chain::{Combiner, Outcome};
+use acp_gate::config::{OnError, PluginRef, Policy};
+use acp_gate::request::{self, ToolRequest};
+use acp_gate_plugin as sdk;
+
+/// A policy whose handlers are built-in plugins, judged without a sandbox.
+pub struct NativeChain {
+    policy: Policy,
+}
+
+impl NativeChain {
+    /// The built-in default chain (its handlers, `applies_to`, control flags and config).
+    pub fn default_chain() -> Result<NativeChain> {
+        Ok(NativeChain {
+            policy: builtin::default_chain()?,
+        })
+    }
+
+    /// What `Chain::decide` decides, handler by handler, with plain calls instead of sandboxed
+    /// evaluations.
+    pub fn decide(&self, request: &ToolRequest) -> Outcome {
+        let plugin_request = to_plugin_request(request);
+        let mut combiner = Combiner::default();
+        for spec in &self.policy.handlers {
+            let applies = spec
+                .applies_to
+                .as_ref()
+                .is_none_or(|kinds| kinds.contains(&request.kind));
+            if combiner.is_done() {
+                break;
+            }
+            if !applies || !combiner.should_run(spec.tier, spec.control) {
+                continue;
+            }
+            let verdict = match evaluate(&spec.plugin, &plugin_request, &spec.config_json) {
+                Ok(sdk::Verdict::Allow) => Some(Outcome::Allow),
+                Ok(sdk::Verdict::Ask(_)) => Some(Outcome::Ask),
+                Ok(sdk::Verdict::Deny(_)) => Some(Outcome::Deny),
+                Ok(sdk::Verdict::Abstain) => None,
+                Err(_) => match spec.on_error {
+                    OnError::Deny => Some(Outcome::Deny),
+                    OnError::Ask => Some(Outcome::Ask),
+                    OnError::Abstain => None,
+                },
+            };
+            combiner.record(spec.tier, spec.control, verdict);
+        }
+        combiner.finish(self.policy.default).0
+    }
+}
+
+/// One built-in plugin's verdict: what its component's `evaluate` export runs (the config
+/// parsed, then the plugin's logic), as a plain call.
+pub fn evaluate(
+    plugin: &PluginRef,
+    request: &sdk::Request,
+    config: &str,
+) -> Result<sdk::Verdict, String> {
+    match plugin {
+        PluginRef::Builtin("dangerous-command") => {
+            sdk::evaluate_with::<dangerous_command::DangerousCommand>(request, config)
+        }
+        PluginRef::Builtin("org-policy") => {
+            sdk::evaluate_with::<org_policy::OrgPolicy>(request, config)
+        }
+        // Its `Plugin` impl resolves paths through the host import; natively the host's own
+        // resolution (what that import runs) is passed in.
+        PluginRef::Builtin("path-validator") => {
+            let config: path_validator::Config = serde_json::from_str(config)
+                .map_err(|e| format!("invalid [handler.config]: {e}"))?;
+            let (cwd, home) = (Path::new(&request.cwd), Path::new(&request.home_dir));
+            path_validator::evaluate(request, &config, &|path| {
+                let r = acp_gate::paths::resolve(path, cwd, home);
+                sdk::Resolution {
+                    canonical: r.canonical.display().to_string(),
+                    exists: r.exists,
+                    through_symlink: r.through_symlink,
+                    case_insensitive: r.case_insensitive,
+                }
+            })
+        }
+        other => Err(format!("no native build of {other}")),
+    }
+}
+
+/// The plugin crates' `Request` (the WIT record) for a normalised request: the copy the host
+/// hands a sandboxed plugin.
+pub fn to_plugin_request(r: &ToolRequest) -> sdk::Request {
+    let path_string = |p: &Path| p.display().to_string();
+    sdk::Request {
+        session_id: r.session_id.clone(),
+        tool_call_id: r.tool_call_id.clone(),
+        title: r.title.clone(),
+        kind: kind(r.kind),
+        declared_kind: r.declared_kind.map(kind),
+        tool_name: r.tool_name.clone(),
+        source: match r.source {
+            request::RequestSource::PermissionRequest => sdk::RequestSource::PermissionRequest,
+            request::RequestSource::FsRead => sdk::RequestSource::FsRead,
+            request::RequestSource::FsWrite => sdk::RequestSource::FsWrite,
+            request::RequestSource::TerminalCreate => sdk::RequestSource::TerminalCreate,
+        },
+        command: r.command.as_ref().map(|c| sdk::CommandLine {
+            argv: c.argv.clone(),
+            shell: c.shell.clone(),
+        }),
+        paths: r
+            .paths
+            .iter()
+            .map(|p| sdk::PathRef {
+                raw: p.raw.clone(),
+                absolute: path_string(&p.absolute),
+                access: match p.access {
+                    request::Access::Read => sdk::Access::Read,
+                    request::Access::Write => sdk::Access::Write,
+                    request::Access::Delete => sdk::Access::Delete,
+                },
+                origin: p.origin.clone(),
+            })
+            .collect(),
+        diffs: r
+            .diffs
+            .iter()
+            .map(|d| sdk::Diff {
+                path: path_string(&d.path),
+                old_text: d.old_text.clone(),
+                new_text: d.new_text.clone(),
+            })
+            .collect(),
+        cwd: path_string(&r.cwd),
+        workspace_roots: r.workspace_roots.iter().map(|p| path_string(p)).collect(),
+        home_dir: path_string(&r.home),
+        options: r
+            .options
+            .iter()
+            .map(|o| sdk::PermissionOption {
+                id: o.id.clone(),
+                name: o.name.clone(),
+                kind: match o.kind {
+                    request::OptionKind::AllowOnce => sdk::OptionKind::AllowOnce,
+                    request::OptionKind::AllowAlways => sdk::OptionKind::AllowAlways,
+                    request::OptionKind::RejectOnce => sdk::OptionKind::RejectOnce,
+                    request::OptionKind::RejectAlways => sdk::OptionKind::RejectAlways,
+                },
+            })
+            .collect(),
+        received_at_ms: r.received_at_ms,
+        raw_json: r.raw.to_string(),
+    }
+}
+
+fn kind(kind: request::ToolKind) -> sdk::ToolKind {
+    use request::ToolKind as K;
+    match kind {
+        K::Read => sdk::ToolKind::Read,
+        K::Edit => sdk::ToolKind::Edit,
+        K::Delete => sdk::ToolKind::Delete,
+        K::Move => sdk::ToolKind::Move,
+        K::Search => sdk::ToolKind::Search,
+        K::Execute => sdk::ToolKind::Execute,
+        K::Think => sdk::ToolKind::Think,
+        K::Fetch => sdk::ToolKind::Fetch,
+        K::SwitchMode => sdk::ToolKind::SwitchMode,
+        K::Other => sdk::ToolKind::Other,
+    }
+}
+
+/// `allow`, `deny`, `ask` or `abstain`.
+pub fn verdict_name(verdict: &sdk::Verdict) -> &'static str {
+    match verdict {
+        sdk::Verdict::Allow => "allow",
+        sdk::Verdict::Deny(_) => "deny",
+        sdk::Verdict::Ask(_) => "ask",
+        sdk::Verdict::Abstain => "abstain",
+    }
+}

@@ -1,0 +1,374 @@
+//! The sections that run the `acp-gate` binary: `startup`, `proxy` and `memory`.
+
+use std::io::{BufRead, BufReader, Lines, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use serde_json::{Value, json};
+
+use crate::agent;
+use crate::{Comparison, Fixture, Report, Stats, Target, acp_gate, unix_ns};
+
+/// Start-ups per figure.
+const STARTS: usize = 15;
+
+/// Runs `command` to its end with no pipes: its exit status, wall time and peak resident
+/// memory (KiB, from wait4(2)).
+fn run_measured(command: &mut Command) -> Result<(ExitStatus, Duration, u64)> {
+    let started = Instant::now();
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .with_context(|| format!("{command:?}"))?;
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, which nothing else waits for (the `Child` is dropped
+    // without `wait`), with pointers to live locals.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    let elapsed = started.elapsed();
+    ensure!(pid > 0, "wait4: {}", std::io::Error::last_os_error());
+    Ok((
+        ExitStatus::from_raw(status),
+        elapsed,
+        usage.ru_maxrss as u64,
+    ))
+}
+
+/// `acp-gate check --format json` of one request in the workspace, with the compile cache in
+/// `cache`; stderr goes to a file of the scratch directory.
+fn check(fixture: &Fixture, cache: &Path) -> Result<Command> {
+    let request = fixture.path("request.json");
+    if !request.exists() {
+        std::fs::write(
+            &request,
+            r#"{"toolCall": {"toolCallId": "1", "rawInput": {"command": "cargo test"}}}"#,
+        )?;
+    }
+    let mut command = Command::new(acp_gate());
+    command
+        .args(["check", "--format", "json"])
+        .arg(request)
+        .current_dir(&fixture.workspace)
+        .env("HOME", fixture.scratch.path())
+        .env("ACP_GATE_CACHE_DIR", cache)
+        .stderr(std::fs::File::create(fixture.path("check.stderr"))?);
+    Ok(command)
+}
+
+/// Runs a `check` command; its wall time and peak RSS.
+fn run_check(fixture: &Fixture, cache: &Path) -> Result<(Duration, u64)> {
+    let (status, elapsed, rss) = run_measured(&mut check(fixture, cache)?)?;
+    ensure!(
+        status.success(),
+        "acp-gate check failed ({status}): {}",
+        std::fs::read_to_string(fixture.path("check.stderr"))?
+    );
+    Ok((elapsed, rss))
+}
+
+/// `startup`: `acp-gate check` on one request, cold compile cache vs warm, and warm vs `true`.
+pub fn startup(fixture: &Fixture, report: &mut Report) -> Result<()> {
+    report.section(
+        "start-up: `acp-gate check` on one request; warm compile cache vs cold (compiles the three built-ins), and vs starting `true`",
+    );
+    let warm_cache = fixture.path("warm-cache");
+    run_check(fixture, &warm_cache)?;
+    let (mut cold, mut warm, mut floor) = (Vec::new(), Vec::new(), Vec::new());
+    for run in 0..STARTS {
+        let cold_cache = fixture.path(&format!("cold-cache-{run}"));
+        cold.push(run_check(fixture, &cold_cache)?.0);
+        warm.push(run_check(fixture, &warm_cache)?.0);
+        let (status, elapsed, _) = run_measured(&mut Command::new("true"))?;
+        ensure!(status.success(), "`true` failed");
+        floor.push(elapsed);
+    }
+    let warm = Stats::millis(&warm);
+    report.add(
+        Comparison::new(
+            "startup/warm-vs-cold",
+            "ms",
+            ("warm cache", warm),
+            ("cold cache", Stats::millis(&cold)),
+        )
+        .target(Target::AtMost(0.05, "≥ 20× faster than cold: ratio ≤ 0.05")),
+    );
+    report.add(Comparison::new(
+        "startup/warm-vs-true",
+        "ms",
+        ("warm cache", warm),
+        ("`true`", Stats::millis(&floor)),
+    ));
+    Ok(())
+}
+
+/// The editor side of an ACP connection: an agent (or the proxy in front of one) on pipes.
+struct Editor {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    next_id: u64,
+}
+
+impl Editor {
+    /// Starts `command` (this binary as the agent, or the proxy in front of it), then
+    /// `initialize` and `session/new`.
+    fn open(mut command: Command, workspace: &Path) -> Result<Editor> {
+        let mut child = command
+            .env(agent::ROLE, "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("{command:?}"))?;
+        let stdin = child.stdin.take().context("stdin")?;
+        let lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
+        let mut editor = Editor {
+            child,
+            stdin,
+            lines,
+            next_id: 0,
+        };
+        editor.call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+            |_| {},
+        )?;
+        editor.call(
+            "session/new",
+            json!({"cwd": workspace, "mcpServers": []}),
+            |_| {},
+        )?;
+        Ok(editor)
+    }
+
+    /// Sends a request and reads until its answer; `on_message` sees every message before it.
+    fn call(
+        &mut self,
+        method: &str,
+        params: Value,
+        mut on_message: impl FnMut(&Value),
+    ) -> Result<Value> {
+        self.next_id += 1;
+        let id = self.next_id;
+        writeln!(
+            self.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        )?;
+        self.stdin.flush()?;
+        loop {
+            let line = self
+                .lines
+                .next()
+                .with_context(|| format!("no answer to {method}"))??;
+            let message: Value = serde_json::from_str(&line)?;
+            if message["id"] == id && message.get("method").is_none() {
+                if let Some(error) = message.get("error") {
+                    bail!("{method}: {error}");
+                }
+                return Ok(message["result"].clone());
+            }
+            on_message(&message);
+        }
+    }
+
+    /// Sends the prompt `script` (see agent.rs); the turn's wall time and each
+    /// `session/update`'s latency from the agent's write to this side's read, in µs.
+    fn turn(&mut self, script: &str) -> Result<(Duration, Vec<f64>)> {
+        let mut latencies = Vec::new();
+        let started = Instant::now();
+        self.call(
+            "session/prompt",
+            json!({"sessionId": "bench", "prompt": [{"type": "text", "text": script}]}),
+            |message| {
+                if let Some(sent) = message["params"]["_meta"]["sentNs"]
+                    .as_str()
+                    .and_then(|s| s.parse::<u128>().ok())
+                {
+                    latencies.push(unix_ns().saturating_sub(sent) as f64 / 1e3);
+                }
+            },
+        )?;
+        Ok((started.elapsed(), latencies))
+    }
+
+    /// Closes the agent's stdin (the editor is gone) and waits for the end.
+    fn close(mut self) -> Result<()> {
+        drop(self.stdin);
+        let status = self.child.wait()?;
+        ensure!(status.success(), "the agent side exited with {status}");
+        Ok(())
+    }
+}
+
+/// Streamed notifications per flood, floods per figure, and the paced stream for latency.
+const UPDATES: usize = 10_000;
+const FLOODS: usize = 5;
+const PACED: &str = "updates 2000 250";
+
+/// `proxy`: `session/update` notifications agent -> editor through `acp-gate proxy` against a
+/// direct pipe: messages per second in a flood, and latency per message in a paced stream.
+pub fn proxy(fixture: &Fixture, report: &mut Report) -> Result<()> {
+    report.section(
+        "proxy: session/update notifications agent -> editor through `acp-gate proxy` vs a direct pipe",
+    );
+    let available = Command::new(acp_gate())
+        .args(["proxy", "--help"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !available {
+        report.skip(
+            "proxy",
+            "proxy not available (`acp-gate proxy --help` fails)",
+        );
+        return Ok(());
+    }
+    let agent = std::env::current_exe()?;
+    let direct = || Command::new(&agent);
+    let proxied = || {
+        let mut command = Command::new(acp_gate());
+        command
+            .arg("proxy")
+            .arg("--audit")
+            .arg(fixture.path("proxy-audit.jsonl"))
+            .arg("--workspace")
+            .arg(&fixture.workspace)
+            .arg("--")
+            .arg(&agent)
+            .stderr(Stdio::null());
+        command
+    };
+    let turn = |command: Command, script: &str| -> Result<(Duration, Vec<f64>)> {
+        let mut editor = Editor::open(command, &fixture.workspace)?;
+        let result = editor.turn(script)?;
+        editor.close()?;
+        Ok(result)
+    };
+    let flood = format!("updates {UPDATES}");
+    let (mut ours, mut baseline) = (Vec::new(), Vec::new());
+    for _ in 0..FLOODS {
+        for (rates, command) in [(&mut baseline, direct()), (&mut ours, proxied())] {
+            let (elapsed, latencies) = turn(command, &flood)?;
+            ensure!(
+                latencies.len() == UPDATES,
+                "{} updates arrived",
+                latencies.len()
+            );
+            rates.push(UPDATES as f64 / elapsed.as_secs_f64());
+        }
+    }
+    report.add(
+        Comparison::new(
+            "proxy/rate",
+            "msg/s",
+            (
+                format!("{UPDATES} updates through the proxy ({FLOODS} floods)"),
+                Stats::of(ours),
+            ),
+            ("direct pipe", Stats::of(baseline)),
+        )
+        .target(Target::AtLeast(0.9, "≥ 90% of the direct pipe's rate")),
+    );
+
+    let (mut ours, mut baseline) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        baseline.extend(turn(direct(), PACED)?.1);
+        ours.extend(turn(proxied(), PACED)?.1);
+    }
+    let (ours, baseline) = (Stats::of(ours), Stats::of(baseline));
+    report.add(
+        Comparison::new(
+            "proxy/latency",
+            "µs",
+            (format!("`{PACED}` µs through the proxy"), ours),
+            ("direct pipe", baseline),
+        )
+        .extra("added", ours.median - baseline.median),
+    );
+    Ok(())
+}
+
+/// Permission requests in the `run` session whose memory is watched.
+const PERMISSIONS: usize = 10_000;
+
+/// `memory`: peak RSS of `acp-gate check` (vs the binary doing nothing), and the growth of
+/// `acp-gate run`'s RSS from request 1,000 to 10,000 of one session.
+pub fn memory(fixture: &Fixture, report: &mut Report) -> Result<()> {
+    report.section(
+        "memory: peak RSS of `acp-gate check` (default chain, warm cache) vs `acp-gate --version`; `acp-gate run`'s RSS after 10,000 permission requests vs after 1,000",
+    );
+    let cache = fixture.path("warm-cache");
+    run_check(fixture, &cache)?;
+    let (mut ours, mut floor) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        ours.push(run_check(fixture, &cache)?.1 as f64);
+        let (status, _, rss) = run_measured(Command::new(acp_gate()).arg("--version"))?;
+        ensure!(status.success(), "acp-gate --version failed");
+        floor.push(rss as f64);
+    }
+    report.add(Comparison::new(
+        "memory/check-peak-rss",
+        "KiB",
+        ("acp-gate check", Stats::of(ours)),
+        ("acp-gate --version", Stats::of(floor)),
+    ));
+
+    let readings = fixture.path("rss.json");
+    let stderr = fixture.path("run.stderr");
+    let (status, elapsed, peak) = run_measured(
+        Command::new(acp_gate())
+            .args(["run", "--non-interactive", "--format", "json", "-p"])
+            .arg(format!("permissions {PERMISSIONS}"))
+            .arg("--audit")
+            .arg(fixture.path("run-audit.jsonl"))
+            .arg("--workspace")
+            .arg(&fixture.workspace)
+            .arg("--")
+            .arg(std::env::current_exe()?)
+            .env(agent::ROLE, "1")
+            .env(agent::RSS_FILE, &readings)
+            .env("HOME", fixture.scratch.path())
+            .env("ACP_GATE_CACHE_DIR", &cache)
+            .stderr(std::fs::File::create(&stderr)?),
+    )?;
+    ensure!(
+        status.success(),
+        "acp-gate run failed ({status}): {}",
+        std::fs::read_to_string(&stderr)?
+    );
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(&readings)?)?;
+    let answers = &result["answers"];
+    ensure!(
+        answers["allow"] == PERMISSIONS / 2 && answers["reject"] == PERMISSIONS / 2,
+        "unexpected answers: {answers}"
+    );
+    let rss = |i: usize| {
+        result["readings"][i]["rss_kib"]
+            .as_f64()
+            .context("no RSS reading")
+    };
+    let (first, last) = (rss(0)?, rss(1)?);
+    report.add(
+        Comparison::new(
+            "memory/run-rss",
+            "KiB",
+            (
+                format!("`acp-gate run` after {PERMISSIONS} requests"),
+                Stats::one(last),
+            ),
+            (format!("after {}", agent::RSS_FIRST), Stats::one(first)),
+        )
+        .target(Target::AtMost(1.05, "growth < 5%: ratio ≤ 1.05"))
+        .extra("growth_percent", (last / first - 1.0) * 100.0)
+        .extra("peak_kib", peak as f64)
+        .extra(
+            "requests_per_second",
+            PERMISSIONS as f64 / elapsed.as_secs_f64(),
+        ),
+    );
+    Ok(())
+}

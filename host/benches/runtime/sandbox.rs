@@ -1,0 +1,410 @@
+//! The sections that evaluate in this process: `instances`, `decision` (with the hooks it is
+//! compared with) and `heavy`.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use serde_json::{Value, json};
+
+use acp_gate::config::PluginRef;
+use acp_gate::request::ToolRequest;
+use acp_gate::runtime::{Grant, Limits, LoadedPlugin, Runtime};
+use acp_gate::{LoadOptions, builtin, load_chain};
+
+use crate::native::{self, NativeChain, to_plugin_request};
+use crate::{
+    Comparison, Fixture, Report, Stats, Target, acp_gate, permission_params, repo, same_decision,
+};
+
+/// Evaluations per in-process figure.
+const EVALUATIONS: usize = 2000;
+
+/// Times a fresh instance per evaluation (what the chain does) and one reused instance,
+/// alternately so that load from elsewhere on the machine hits both alike, `n` times each.
+async fn fresh_vs_reused(
+    runtime: &Runtime,
+    plugin: &LoadedPlugin,
+    request: &ToolRequest,
+    config: &str,
+    n: usize,
+) -> Result<(Vec<Duration>, Vec<Duration>)> {
+    let limits = Limits::default();
+    let mut instance = runtime
+        .instantiate(plugin, request, limits)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let (mut fresh, mut reused) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let started = Instant::now();
+        let evaluation = runtime.evaluate(plugin, request, config, limits).await;
+        fresh.push(started.elapsed());
+        evaluation.outcome.map_err(anyhow::Error::msg)?;
+        let started = Instant::now();
+        let outcome = instance.evaluate(request, config).await;
+        reused.push(started.elapsed());
+        outcome.map_err(anyhow::Error::msg)?;
+    }
+    Ok((fresh, reused))
+}
+
+/// Where a fresh instance's time goes: instantiation (a store, a pool slot, the component's
+/// instances), the first call on it (fresh memory: page faults, the guest's lazy set-up) and
+/// dropping it (the slot's reset).
+async fn fresh_parts(
+    runtime: &Runtime,
+    plugin: &LoadedPlugin,
+    request: &ToolRequest,
+) -> Result<[Vec<Duration>; 3]> {
+    let mut parts: [Vec<Duration>; 3] = Default::default();
+    for _ in 0..EVALUATIONS / 2 {
+        let started = Instant::now();
+        let mut instance = runtime
+            .instantiate(plugin, request, Limits::default())
+            .await
+            .map_err(anyhow::Error::msg)?;
+        parts[0].push(started.elapsed());
+        let started = Instant::now();
+        let outcome = instance.evaluate(request, "{}").await;
+        parts[1].push(started.elapsed());
+        outcome.map_err(anyhow::Error::msg)?;
+        let started = Instant::now();
+        drop(instance);
+        parts[2].push(started.elapsed());
+    }
+    Ok(parts)
+}
+
+/// `instances`: each built-in plugin on the command request, fresh instance vs reused, and
+/// its code natively.
+pub async fn instances(fixture: &Fixture, report: &mut Report) -> Result<()> {
+    report.section(
+        "one handler evaluation: a fresh instance per request (what the chain does) vs one reused instance",
+    );
+    let (_, what, request) = fixture.requests()?.remove(0);
+    println!("request: {what}");
+    for name in builtin::names() {
+        let bytes = builtin::bytes(name).context("a built-in without bytes")?;
+        let plugin = fixture
+            .runtime
+            .load(name, bytes, None, &builtin::grants(name))?;
+        let (fresh, reused) =
+            fresh_vs_reused(&fixture.runtime, &plugin, &request, "{}", EVALUATIONS).await?;
+        let builtin = PluginRef::Builtin(name);
+        let native = (0..EVALUATIONS)
+            .map(|_| {
+                let started = Instant::now();
+                let verdict = native::evaluate(&builtin, &to_plugin_request(&request), "{}");
+                let elapsed = started.elapsed();
+                verdict.map(|_| elapsed).map_err(anyhow::Error::msg)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let [instantiate, first_call, drop] =
+            fresh_parts(&fixture.runtime, &plugin, &request).await?;
+        report.add(
+            Comparison::new(
+                format!("instance/{name}"),
+                "µs",
+                ("fresh instance", Stats::micros(&fresh)),
+                ("reused instance", Stats::micros(&reused)),
+            )
+            .extra_stats("native", Stats::micros(&native))
+            .extra_stats("instantiate", Stats::micros(&instantiate))
+            .extra_stats("first_call", Stats::micros(&first_call))
+            .extra_stats("drop", Stats::micros(&drop)),
+        );
+    }
+    Ok(())
+}
+
+/// A PreToolUse hook the way Claude Code runs one: a process per request, the event as JSON on
+/// stdin, the decision as JSON on stdout.
+struct Hook {
+    /// The comparison's name prefix.
+    slug: &'static str,
+    name: &'static str,
+    program: PathBuf,
+    script: PathBuf,
+    runs: usize,
+}
+
+impl Hook {
+    /// The bash and the Python hook in `benches/runtime/`: the default chain's checks, as far
+    /// as a short script goes.
+    fn all() -> Result<Vec<Hook>> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/runtime");
+        // The interpreter itself, not a version manager's shim in front of it (pyenv's is a
+        // shell script that takes longer than Python).
+        let output = Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .context("python3")?;
+        ensure!(output.status.success(), "python3 does not run");
+        let python = String::from_utf8(output.stdout)?.trim().to_owned();
+        Ok(vec![
+            Hook {
+                slug: "hook-bash",
+                name: "bash hook",
+                program: "bash".into(),
+                script: dir.join("hook.sh"),
+                runs: 300,
+            },
+            Hook {
+                slug: "hook-python",
+                name: "Python hook",
+                program: python.into(),
+                script: dir.join("hook.py"),
+                runs: 60,
+            },
+        ])
+    }
+
+    /// Runs the hook once on `event`: its `permissionDecision`.
+    fn decide(&self, event: &[u8], cwd: &Path) -> Result<String> {
+        let mut child = Command::new(&self.program)
+            .arg(&self.script)
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("{}", self.program.display()))?;
+        child.stdin.take().context("stdin")?.write_all(event)?;
+        let output = child.wait_with_output()?;
+        ensure!(output.status.success(), "{} failed", self.name);
+        let answer: Value = serde_json::from_slice(&output.stdout)?;
+        match answer["hookSpecificOutput"]["permissionDecision"].as_str() {
+            Some(decision) => Ok(decision.to_owned()),
+            None => bail!("{} answered {answer}", self.name),
+        }
+    }
+}
+
+/// The PreToolUse event Claude Code sends a hook for `request`.
+fn hook_event(request: &ToolRequest, cwd: &Path) -> Vec<u8> {
+    let tool_call = &request.raw["toolCall"];
+    json!({
+        "session_id": request.session_id,
+        "transcript_path": "",
+        "cwd": cwd,
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool_call["title"],
+        "tool_input": tool_call["rawInput"],
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// `decision`: the default chain against its floor (the same checks as plain Rust) and
+/// against process-per-request hooks.
+pub async fn decision(fixture: &Fixture, report: &mut Report) -> Result<()> {
+    report.section(
+        "the default chain's decision (three built-ins, fresh instances) vs the same checks as plain Rust, and vs a hook process per request",
+    );
+    let chain = load_chain(&LoadOptions {
+        workspace: fixture.workspace.clone(),
+        ..Default::default()
+    })
+    .await?;
+    let native = NativeChain::default_chain()?;
+    let hooks = Hook::all()?;
+    for (name, what, request) in fixture.requests()? {
+        let decided = chain.decide(&request).await.outcome.as_str();
+        println!("request: {what} -> {decided}");
+        same_decision(
+            what,
+            decided,
+            ("plain Rust", native.decide(&request).as_str()),
+        )?;
+        let (mut ours, mut floor) = (Vec::new(), Vec::new());
+        for _ in 0..EVALUATIONS {
+            let started = Instant::now();
+            std::hint::black_box(chain.decide(&request).await);
+            ours.push(started.elapsed());
+            let started = Instant::now();
+            std::hint::black_box(native.decide(std::hint::black_box(&request)));
+            floor.push(started.elapsed());
+        }
+        let ours = Stats::micros(&ours);
+        report.add(
+            Comparison::new(
+                format!("decision/{name}"),
+                "µs",
+                ("default chain", ours),
+                ("plain Rust", Stats::micros(&floor)),
+            )
+            .target(Target::AtMost(30.0, "≤ 30× the floor")),
+        );
+
+        let event = hook_event(&request, &fixture.workspace);
+        for hook in &hooks {
+            same_decision(
+                what,
+                decided,
+                (hook.name, &hook.decide(&event, &fixture.workspace)?),
+            )?;
+            let samples = (0..hook.runs)
+                .map(|_| {
+                    let started = Instant::now();
+                    hook.decide(&event, &fixture.workspace)?;
+                    Ok(started.elapsed())
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let comparison = Comparison::new(
+                format!("{}/{name}", hook.slug),
+                "µs",
+                ("default chain", ours),
+                (hook.name, Stats::micros(&samples)),
+            );
+            report.add(if hook.slug == "hook-bash" {
+                comparison.target(Target::AtMost(0.02, "≥ 50× faster: ratio ≤ 0.02"))
+            } else {
+                comparison
+            });
+        }
+    }
+    Ok(())
+}
+
+/// An example plugin in examples/plugins/, built from source with its own toolchain.
+struct Example {
+    lang: &'static str,
+    wasm: &'static str,
+    /// A request its handler applies to.
+    params: fn() -> Value,
+    /// Evaluations per figure (a Python instance is heavy).
+    evaluations: usize,
+}
+
+const EXAMPLES: [Example; 2] = [
+    Example {
+        lang: "js",
+        wasm: "domain_allowlist.wasm",
+        params: || {
+            json!({
+                "sessionId": "bench",
+                "toolCall": {
+                    "toolCallId": "call-1",
+                    "title": "Fetch https://docs.rs/serde",
+                    "kind": "fetch",
+                    "rawInput": {"url": "https://docs.rs/serde", "prompt": "Summarise"}
+                }
+            })
+        },
+        evaluations: 300,
+    },
+    Example {
+        lang: "python",
+        wasm: "change_freeze.wasm",
+        params: || {
+            permission_params(
+                "Edit",
+                json!({"file_path": "deploy/prod.yaml", "old_string": "a", "new_string": "b"}),
+            )
+        },
+        evaluations: 100,
+    },
+];
+
+impl Example {
+    /// Runs its `build.sh`; the component's path.
+    fn build(&self) -> Result<PathBuf> {
+        let out = repo()
+            .join("target/examples")
+            .join(self.lang)
+            .join(self.wasm);
+        let build = Command::new("bash")
+            .arg(
+                repo()
+                    .join("examples/plugins")
+                    .join(self.lang)
+                    .join("build.sh"),
+            )
+            .env("OUT", &out)
+            .output()?;
+        ensure!(
+            build.status.success(),
+            "building the {} example failed (run scripts/install-plugin-toolchains.sh): {}",
+            self.lang,
+            String::from_utf8_lossy(&build.stderr)
+        );
+        Ok(out)
+    }
+
+    /// The `[handler.config]` (as JSON) and the grants of its `handlers.toml` snippet.
+    fn handler(&self) -> Result<(String, BTreeSet<Grant>)> {
+        let path = repo()
+            .join("examples/plugins")
+            .join(self.lang)
+            .join("handlers.toml");
+        let snippet: toml::Value = toml::from_str(&std::fs::read_to_string(&path)?)?;
+        let handler = &snippet["handler"][0];
+        let config = serde_json::to_string(handler.get("config").context("no config")?)?;
+        let grants = handler["imports"]
+            .as_array()
+            .context("no imports")?
+            .iter()
+            .map(|g| g.as_str().and_then(Grant::parse).context("unknown grant"))
+            .collect::<Result<_>>()?;
+        Ok((config, grants))
+    }
+}
+
+/// `heavy`: the JavaScript and Python examples per decision (fresh vs reused instance), and
+/// their compile cache (`acp-gate plugin validate` with an empty cache, then warm).
+pub async fn heavy(fixture: &Fixture, report: &mut Report) -> Result<()> {
+    report.section(
+        "heavy plugins (examples/plugins, built here with their toolchains): per decision, fresh instance vs reused; compile cache, second load vs first",
+    );
+    for example in &EXAMPLES {
+        let wasm = example.build()?;
+        let bytes = std::fs::read(&wasm)?;
+        let (config, grants) = example.handler()?;
+        let request = fixture.request((example.params)())?;
+        let plugin = fixture.runtime.load(example.lang, &bytes, None, &grants)?;
+        let (fresh, reused) = fresh_vs_reused(
+            &fixture.runtime,
+            &plugin,
+            &request,
+            &config,
+            example.evaluations,
+        )
+        .await?;
+        report.add(Comparison::new(
+            format!("heavy/{}", example.lang),
+            "µs",
+            ("fresh instance", Stats::micros(&fresh)),
+            ("reused instance", Stats::micros(&reused)),
+        ));
+
+        let load = |cache: &Path| -> Result<Duration> {
+            let started = Instant::now();
+            let output = Command::new(acp_gate())
+                .args(["plugin", "validate", "--imports", "log"])
+                .arg(&wasm)
+                .env("ACP_GATE_CACHE_DIR", cache)
+                .output()?;
+            ensure!(
+                output.status.success(),
+                "{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            Ok(started.elapsed())
+        };
+        let cache = fixture.path(&format!("{}-cache", example.lang));
+        let first = load(&cache)?;
+        let second = (0..5).map(|_| load(&cache)).collect::<Result<Vec<_>>>()?;
+        report.add(
+            Comparison::new(
+                format!("compile-cache/{}", example.lang),
+                "ms",
+                ("second load (median of 5)", Stats::millis(&second)),
+                ("first load", Stats::millis(&[first])),
+            )
+            .extra("size_kib", (bytes.len() >> 10) as f64),
+        );
+    }
+    Ok(())
+}

@@ -16,12 +16,8 @@ use std::io::{BufRead, Lines, StdinLock, StdoutLock, Write};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use crate::unix_ns;
+use crate::{RSS_FILE, unix_ns};
 
-/// Set (to anything) to make this binary the agent.
-pub const ROLE: &str = "ACP_GATE_BENCH_AGENT";
-/// Where `permissions N` writes the client's resident memory.
-pub const RSS_FILE: &str = "ACP_GATE_BENCH_RSS";
 /// After how many permission requests the first RSS reading is taken.
 pub const RSS_FIRST: usize = 1000;
 

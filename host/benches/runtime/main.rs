@@ -24,8 +24,9 @@
 //! `ratio` (ours / baseline), `target` and `target_met` where there is a target, and figures of
 //! the comparison's own; a section that cannot run writes `{"name", "skipped"}`.
 //!
-//! This binary is also the agent of the `proxy` and `memory` sections: run with
-//! $ACP_GATE_BENCH_AGENT set, it speaks ACP on stdio (`agent.rs`).
+//! This binary is also the agent of the `proxy` and `memory` sections (run with
+//! $ACP_GATE_BENCH_AGENT set it speaks ACP on stdio: `agent.rs`), and what `memory` measures a
+//! command's peak RSS with (`--peak-rss FILE COMMAND...`).
 
 mod agent;
 mod native;
@@ -52,8 +53,20 @@ const SECTIONS: [&str; 7] = [
     "heavy",
 ];
 
+/// Set (to anything) to make this binary the agent (agent.rs).
+const AGENT: &str = "ACP_GATE_BENCH_AGENT";
+/// Where the agent writes the resident memory of its client (agent.rs, `permissions N`).
+const RSS_FILE: &str = "ACP_GATE_BENCH_RSS";
+/// The first argument of the `peak-rss` role (processes.rs, `peak_rss_role`).
+const PEAK_RSS: &str = "--peak-rss";
+
 fn main() -> Result<()> {
-    if std::env::var_os(agent::ROLE).is_some() {
+    // First: the command `peak-rss` runs may be `acp-gate run` with $ACP_GATE_BENCH_AGENT set
+    // for its agent.
+    if std::env::args().nth(1).as_deref() == Some(PEAK_RSS) {
+        return processes::peak_rss_role();
+    }
+    if std::env::var_os(AGENT).is_some() {
         return agent::run();
     }
     let args = Args::parse(std::env::args().skip(1))?;

@@ -10,37 +10,80 @@ use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
 
 use crate::agent;
-use crate::{Comparison, Fixture, Report, Stats, Target, acp_gate, unix_ns};
+use crate::{
+    AGENT, Comparison, Fixture, PEAK_RSS, RSS_FILE, Report, Stats, Target, acp_gate, unix_ns,
+};
 
 /// Start-ups per figure.
 const STARTS: usize = 15;
 
-/// Runs `command` to its end with no pipes: its exit status, wall time and peak resident
-/// memory (KiB, from wait4(2)).
-fn run_measured(command: &mut Command) -> Result<(ExitStatus, Duration, u64)> {
+/// Runs `command` to its end with no input and its output discarded (stderr kept in the
+/// scratch directory for the error message); its wall time.
+fn run_timed(fixture: &Fixture, command: &mut Command) -> Result<Duration> {
+    let stderr = fixture.path("stderr");
     let started = Instant::now();
-    let child = command
+    let status = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .spawn()
+        .stderr(std::fs::File::create(&stderr)?)
+        .status()
         .with_context(|| format!("{command:?}"))?;
+    let elapsed = started.elapsed();
+    ensure!(
+        status.success(),
+        "{command:?} failed ({status}): {}",
+        std::fs::read_to_string(&stderr)?
+    );
+    Ok(elapsed)
+}
+
+/// Runs `command` (its program, arguments, environment and directory) like [`run_timed`], from
+/// this binary in its `peak-rss` role; its wall time and peak resident memory in KiB.
+///
+/// Not from this process: a child spawned here shares the benchmark's pages until its `exec`,
+/// and the kernel counts them in its peak. The `peak-rss` process is small (a few MiB, the
+/// least this measures).
+fn run_peak_rss(fixture: &Fixture, command: &Command) -> Result<(Duration, u64)> {
+    let rss_file = fixture.path("peak-rss");
+    let mut wrapper = Command::new(std::env::current_exe()?);
+    wrapper
+        .arg(PEAK_RSS)
+        .arg(&rss_file)
+        .arg(command.get_program())
+        .args(command.get_args());
+    if let Some(dir) = command.get_current_dir() {
+        wrapper.current_dir(dir);
+    }
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => wrapper.env(key, value),
+            None => wrapper.env_remove(key),
+        };
+    }
+    let elapsed = run_timed(fixture, &mut wrapper)?;
+    Ok((elapsed, std::fs::read_to_string(&rss_file)?.trim().parse()?))
+}
+
+/// The `peak-rss` role, `--peak-rss FILE PROGRAM [ARGS...]`: runs the command and exits with
+/// its code, after writing its peak RSS (KiB, from wait4(2)) to FILE.
+pub fn peak_rss_role() -> Result<()> {
+    let mut args = std::env::args_os().skip(2);
+    let file = args.next().context("no file to write the peak RSS to")?;
+    let program = args.next().context("no command to measure")?;
+    let child = Command::new(program).args(args).spawn()?;
     let mut status = 0;
     // SAFETY: rusage is plain data; wait4 fills it in.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: waits for our own child, which nothing else waits for (the `Child` is dropped
     // without `wait`), with pointers to live locals.
     let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
-    let elapsed = started.elapsed();
     ensure!(pid > 0, "wait4: {}", std::io::Error::last_os_error());
-    Ok((
-        ExitStatus::from_raw(status),
-        elapsed,
-        usage.ru_maxrss as u64,
-    ))
+    std::fs::write(file, usage.ru_maxrss.to_string())?;
+    std::process::exit(ExitStatus::from_raw(status).code().unwrap_or(1));
 }
 
 /// `acp-gate check --format json` of one request in the workspace, with the compile cache in
-/// `cache`; stderr goes to a file of the scratch directory.
+/// `cache`.
 fn check(fixture: &Fixture, cache: &Path) -> Result<Command> {
     let request = fixture.path("request.json");
     if !request.exists() {
@@ -55,20 +98,8 @@ fn check(fixture: &Fixture, cache: &Path) -> Result<Command> {
         .arg(request)
         .current_dir(&fixture.workspace)
         .env("HOME", fixture.scratch.path())
-        .env("ACP_GATE_CACHE_DIR", cache)
-        .stderr(std::fs::File::create(fixture.path("check.stderr"))?);
+        .env("ACP_GATE_CACHE_DIR", cache);
     Ok(command)
-}
-
-/// Runs a `check` command; its wall time and peak RSS.
-fn run_check(fixture: &Fixture, cache: &Path) -> Result<(Duration, u64)> {
-    let (status, elapsed, rss) = run_measured(&mut check(fixture, cache)?)?;
-    ensure!(
-        status.success(),
-        "acp-gate check failed ({status}): {}",
-        std::fs::read_to_string(fixture.path("check.stderr"))?
-    );
-    Ok((elapsed, rss))
 }
 
 /// `startup`: `acp-gate check` on one request, cold compile cache vs warm, and warm vs `true`.
@@ -77,15 +108,13 @@ pub fn startup(fixture: &Fixture, report: &mut Report) -> Result<()> {
         "start-up: `acp-gate check` on one request; warm compile cache vs cold (compiles the three built-ins), and vs starting `true`",
     );
     let warm_cache = fixture.path("warm-cache");
-    run_check(fixture, &warm_cache)?;
+    run_timed(fixture, &mut check(fixture, &warm_cache)?)?;
     let (mut cold, mut warm, mut floor) = (Vec::new(), Vec::new(), Vec::new());
     for run in 0..STARTS {
         let cold_cache = fixture.path(&format!("cold-cache-{run}"));
-        cold.push(run_check(fixture, &cold_cache)?.0);
-        warm.push(run_check(fixture, &warm_cache)?.0);
-        let (status, elapsed, _) = run_measured(&mut Command::new("true"))?;
-        ensure!(status.success(), "`true` failed");
-        floor.push(elapsed);
+        cold.push(run_timed(fixture, &mut check(fixture, &cold_cache)?)?);
+        warm.push(run_timed(fixture, &mut check(fixture, &warm_cache)?)?);
+        floor.push(run_timed(fixture, &mut Command::new("true"))?);
     }
     let warm = Stats::millis(&warm);
     report.add(
@@ -119,7 +148,7 @@ impl Editor {
     /// `initialize` and `session/new`.
     fn open(mut command: Command, workspace: &Path) -> Result<Editor> {
         let mut child = command
-            .env(agent::ROLE, "1")
+            .env(AGENT, "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -302,13 +331,13 @@ pub fn memory(fixture: &Fixture, report: &mut Report) -> Result<()> {
         "memory: peak RSS of `acp-gate check` (default chain, warm cache) vs `acp-gate --version`; `acp-gate run`'s RSS after 10,000 permission requests vs after 1,000",
     );
     let cache = fixture.path("warm-cache");
-    run_check(fixture, &cache)?;
+    run_timed(fixture, &mut check(fixture, &cache)?)?;
     let (mut ours, mut floor) = (Vec::new(), Vec::new());
     for _ in 0..5 {
-        ours.push(run_check(fixture, &cache)?.1 as f64);
-        let (status, _, rss) = run_measured(Command::new(acp_gate()).arg("--version"))?;
-        ensure!(status.success(), "acp-gate --version failed");
-        floor.push(rss as f64);
+        ours.push(run_peak_rss(fixture, &check(fixture, &cache)?)?.1 as f64);
+        let mut version = Command::new(acp_gate());
+        version.arg("--version");
+        floor.push(run_peak_rss(fixture, &version)?.1 as f64);
     }
     report.add(Comparison::new(
         "memory/check-peak-rss",
@@ -318,28 +347,20 @@ pub fn memory(fixture: &Fixture, report: &mut Report) -> Result<()> {
     ));
 
     let readings = fixture.path("rss.json");
-    let stderr = fixture.path("run.stderr");
-    let (status, elapsed, peak) = run_measured(
-        Command::new(acp_gate())
-            .args(["run", "--non-interactive", "--format", "json", "-p"])
-            .arg(format!("permissions {PERMISSIONS}"))
-            .arg("--audit")
-            .arg(fixture.path("run-audit.jsonl"))
-            .arg("--workspace")
-            .arg(&fixture.workspace)
-            .arg("--")
-            .arg(std::env::current_exe()?)
-            .env(agent::ROLE, "1")
-            .env(agent::RSS_FILE, &readings)
-            .env("HOME", fixture.scratch.path())
-            .env("ACP_GATE_CACHE_DIR", &cache)
-            .stderr(std::fs::File::create(&stderr)?),
-    )?;
-    ensure!(
-        status.success(),
-        "acp-gate run failed ({status}): {}",
-        std::fs::read_to_string(&stderr)?
-    );
+    let mut run = Command::new(acp_gate());
+    run.args(["run", "--non-interactive", "--format", "json", "-p"])
+        .arg(format!("permissions {PERMISSIONS}"))
+        .arg("--audit")
+        .arg(fixture.path("run-audit.jsonl"))
+        .arg("--workspace")
+        .arg(&fixture.workspace)
+        .arg("--")
+        .arg(std::env::current_exe()?)
+        .env(AGENT, "1")
+        .env(RSS_FILE, &readings)
+        .env("HOME", fixture.scratch.path())
+        .env("ACP_GATE_CACHE_DIR", &cache);
+    let (elapsed, peak) = run_peak_rss(fixture, &run)?;
     let result: Value = serde_json::from_str(&std::fs::read_to_string(&readings)?)?;
     let answers = &result["answers"];
     ensure!(

@@ -14,7 +14,10 @@ scripts/install-plugin-toolchains.sh
 
 # The test agents written with the ACP TypeScript SDK, and acpx (an ACP client, with the
 # Node 22 it needs) that drives `acp-gate proxy`.
-(cd tests/agents && npm ci --no-audit --no-fund --loglevel=error)
+# `npm install` (which keeps to package-lock.json) rather than `npm ci`: acpx depends on
+# platform packages that npm leaves out of the lock file for other platforms, and `npm ci`
+# then refuses the lock file as out of sync.
+(cd tests/agents && npm install --no-audit --no-fund --loglevel=error)
 
 cargo test --manifest-path plugins/Cargo.toml --workspace
 cargo test --workspace

@@ -53,29 +53,53 @@ async fn fresh_vs_reused(
 
 /// Where a fresh instance's time goes: instantiation (a store, a pool slot, the component's
 /// instances), the first call on it (fresh memory: page faults, the guest's lazy set-up) and
-/// dropping it (the slot's reset).
+/// dropping it (the slot's reset); and the page faults of the whole, per instance.
+struct FreshParts {
+    instantiate: Vec<Duration>,
+    first_call: Vec<Duration>,
+    drop: Vec<Duration>,
+    page_faults: f64,
+}
+
 async fn fresh_parts(
     runtime: &Runtime,
     plugin: &LoadedPlugin,
     request: &ToolRequest,
-) -> Result<[Vec<Duration>; 3]> {
-    let mut parts: [Vec<Duration>; 3] = Default::default();
-    for _ in 0..EVALUATIONS / 2 {
+) -> Result<FreshParts> {
+    let n = EVALUATIONS / 2;
+    let mut parts = FreshParts {
+        instantiate: Vec::with_capacity(n),
+        first_call: Vec::with_capacity(n),
+        drop: Vec::with_capacity(n),
+        page_faults: 0.0,
+    };
+    let faults_before = minor_page_faults();
+    for _ in 0..n {
         let started = Instant::now();
         let mut instance = runtime
             .instantiate(plugin, request, Limits::default())
             .await
             .map_err(anyhow::Error::msg)?;
-        parts[0].push(started.elapsed());
+        parts.instantiate.push(started.elapsed());
         let started = Instant::now();
         let outcome = instance.evaluate(request, "{}").await;
-        parts[1].push(started.elapsed());
+        parts.first_call.push(started.elapsed());
         outcome.map_err(anyhow::Error::msg)?;
         let started = Instant::now();
         drop(instance);
-        parts[2].push(started.elapsed());
+        parts.drop.push(started.elapsed());
     }
+    parts.page_faults = (minor_page_faults() - faults_before) as f64 / n as f64;
     Ok(parts)
+}
+
+/// This process's minor page faults so far (getrusage(2)).
+fn minor_page_faults() -> i64 {
+    // SAFETY: rusage is plain data; getrusage fills it in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a pointer to a live local.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    usage.ru_minflt
 }
 
 /// `instances`: each built-in plugin on the command request, fresh instance vs reused, and
@@ -102,8 +126,7 @@ pub async fn instances(fixture: &Fixture, report: &mut Report) -> Result<()> {
                 verdict.map(|_| elapsed).map_err(anyhow::Error::msg)
             })
             .collect::<Result<Vec<_>>>()?;
-        let [instantiate, first_call, drop] =
-            fresh_parts(&fixture.runtime, &plugin, &request).await?;
+        let parts = fresh_parts(&fixture.runtime, &plugin, &request).await?;
         report.add(
             Comparison::new(
                 format!("instance/{name}"),
@@ -112,9 +135,10 @@ pub async fn instances(fixture: &Fixture, report: &mut Report) -> Result<()> {
                 ("reused instance", Stats::micros(&reused)),
             )
             .extra_stats("native", Stats::micros(&native))
-            .extra_stats("instantiate", Stats::micros(&instantiate))
-            .extra_stats("first_call", Stats::micros(&first_call))
-            .extra_stats("drop", Stats::micros(&drop)),
+            .extra_stats("instantiate", Stats::micros(&parts.instantiate))
+            .extra_stats("first_call", Stats::micros(&parts.first_call))
+            .extra_stats("drop", Stats::micros(&parts.drop))
+            .extra("page_faults_per_instance", parts.page_faults),
         );
     }
     Ok(())

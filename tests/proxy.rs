@@ -461,28 +461,26 @@ fn pid_in(path: &Path) -> i32 {
     }
 }
 
-/// An agent that leaves a process of its own running in the background.
-fn agent_with_a_background_process(sandbox: &Sandbox) -> Vec<String> {
+/// A proxy with an open session whose agent left a process of its own running in the
+/// background: the editor, the agent's pid and the background process's pid.
+fn with_a_background_process(sandbox: &Sandbox) -> (Editor, i32, i32) {
     let script = format!(
         "sleep 300 & echo $! > {root}/sleeper.pid; echo $$ > {root}/agent.pid; exec node {agent}",
         root = sandbox.root.display(),
         agent = sdk_agent_script()
     );
-    vec!["sh".into(), "-c".into(), script]
+    let audit = sandbox.root.join("audit.jsonl");
+    let mut editor = Editor::start(sandbox, &audit, &["sh", "-c", &script]);
+    editor.open_session(&sandbox.workspace);
+    let agent_pid = pid_in(&sandbox.root.join("agent.pid"));
+    let sleeper = pid_in(&sandbox.root.join("sleeper.pid"));
+    (editor, agent_pid, sleeper)
 }
 
 #[test]
 fn closing_the_editor_side_stops_the_agent_and_what_it_started() {
     let sandbox = Sandbox::new();
-    let audit = sandbox.root.join("audit.jsonl");
-    let agent = agent_with_a_background_process(&sandbox);
-    let agent: Vec<&str> = agent.iter().map(String::as_str).collect();
-    let mut editor = Editor::start(&sandbox, &audit, &agent);
-    editor.open_session(&sandbox.workspace);
-    let (agent_pid, sleeper) = (
-        pid_in(&sandbox.root.join("agent.pid")),
-        pid_in(&sandbox.root.join("sleeper.pid")),
-    );
+    let (mut editor, agent_pid, sleeper) = with_a_background_process(&sandbox);
     assert!(alive(agent_pid) && alive(sleeper));
     drop(editor.stdin.take());
     assert_eq!(editor.wait(), Some(0));
@@ -493,15 +491,7 @@ fn closing_the_editor_side_stops_the_agent_and_what_it_started() {
 #[test]
 fn killing_the_agent_ends_the_proxy() {
     let sandbox = Sandbox::new();
-    let audit = sandbox.root.join("audit.jsonl");
-    let agent = agent_with_a_background_process(&sandbox);
-    let agent: Vec<&str> = agent.iter().map(String::as_str).collect();
-    let mut editor = Editor::start(&sandbox, &audit, &agent);
-    editor.open_session(&sandbox.workspace);
-    let (agent_pid, sleeper) = (
-        pid_in(&sandbox.root.join("agent.pid")),
-        pid_in(&sandbox.root.join("sleeper.pid")),
-    );
+    let (mut editor, agent_pid, sleeper) = with_a_background_process(&sandbox);
     // SAFETY: the agent is this test's own grandchild.
     unsafe { libc::kill(agent_pid, libc::SIGKILL) };
     assert_eq!(editor.wait(), Some(4), "exit code 4: the agent died");

@@ -1,5 +1,6 @@
 //! `acp-gate run` and `acp-gate demo`: acp-gate as the ACP client of a real agent; `acp-gate
-//! proxy` ([`proxy`]): acp-gate between an editor and its agent.
+//! proxy` ([`proxy`]): acp-gate between an editor and its agent, relaying lines
+//! ([`stream`]).
 //!
 //! The agent is spawned ([`session`]); what it streams is shown ([`output`]); every
 //! permission request, `fs/*` and `terminal/create` call goes through the chain in the
@@ -20,6 +21,7 @@ pub mod output;
 pub mod proxy;
 pub mod rules;
 pub mod session;
+pub mod stream;
 pub mod terminal;
 pub mod tracker;
 

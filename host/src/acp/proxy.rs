@@ -15,8 +15,9 @@
 //! audit log, including what the editor answered.
 
 use std::collections::{HashMap, HashSet};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{ExitCode, Stdio};
+use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,13 +28,13 @@ use clap::Args;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::process::Command;
-use tokio::sync::{Notify, mpsc, watch};
+use tokio::runtime::Handle;
+use tokio::sync::watch;
 
 use super::calls::{self, Call};
 use super::exit;
 use super::output::{Output, ResolvedBy, subject};
+use super::stream::{Sink, relay_lines};
 use super::tracker::ToolCallTracker;
 use crate::audit::AuditLog;
 use crate::chain::{Chain, Decision, Outcome};
@@ -42,8 +43,6 @@ use crate::request::{OptionKind, SessionContext, ToolRequest};
 
 /// How long the agent may take to exit once the editor has gone, before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(3);
-/// Lines waiting to be written to one side, before the reader of the other side waits.
-const QUEUE: usize = 4096;
 /// The ids of acp-gate's own requests to the editor start with this; an agent request whose
 /// id does too is refused, so that answers can never be confused.
 const OWN_ID_PREFIX: &str = "acp-gate/";
@@ -64,6 +63,9 @@ pub struct ProxyArgs {
 }
 
 /// `acp-gate proxy`.
+///
+/// Each direction is relayed by a thread of its own with blocking reads and writes (a read's
+/// lines are written in one go); only the decisions run as tasks on the async runtime.
 pub async fn proxy(args: ProxyArgs) -> Result<ExitCode> {
     let options = args.policy.load_options()?;
     let output = Output::on_stderr(args.format);
@@ -80,24 +82,14 @@ pub async fn proxy(args: ProxyArgs) -> Result<ExitCode> {
         .stderr(Stdio::inherit())
         // Its own process group, so that everything it started can be stopped with it.
         .process_group(0)
-        .kill_on_drop(true)
         .spawn()
         .with_context(|| format!("cannot start the agent `{}`", args.agent[0]))?;
+    let group = child.id();
     let (Some(agent_in), Some(agent_out)) = (child.stdin.take(), child.stdout.take()) else {
+        let _ = child.kill();
         anyhow::bail!("the agent's stdio could not be connected");
     };
 
-    let group = child.id();
-
-    let (to_editor, editor_queue) = mpsc::channel(QUEUE);
-    let (to_agent, agent_queue) = mpsc::channel(QUEUE);
-    let (close_editor, close_agent) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
-    let editor_writer = tokio::spawn(write_lines(
-        tokio::io::stdout(),
-        editor_queue,
-        close_editor.clone(),
-    ));
-    let agent_writer = tokio::spawn(write_lines(agent_in, agent_queue, close_agent.clone()));
     let proxy = Arc::new(Proxy {
         chain,
         audit,
@@ -110,23 +102,23 @@ pub async fn proxy(args: ProxyArgs) -> Result<ExitCode> {
         answered: Mutex::default(),
         cancels: Mutex::default(),
         next_id: AtomicU64::new(1),
-        to_editor,
-        to_agent,
+        editor: Sink::new(std::io::stdout()),
+        agent: Sink::new(agent_in),
+        runtime: Handle::current(),
     });
-    let from_editor = tokio::spawn({
+    let from_editor = tokio::task::spawn_blocking({
         let proxy = proxy.clone();
-        async move { proxy.relay_editor(tokio::io::stdin()).await }
+        move || proxy.relay_editor(std::io::stdin().lock())
     });
-    let from_agent = tokio::spawn({
+    let from_agent = tokio::task::spawn_blocking({
         let proxy = proxy.clone();
-        async move { proxy.relay_agent(agent_out).await }
+        move || proxy.relay_agent(agent_out)
     });
 
     // The agent's exit, watched apart from its stdout: what it left running may hold that open.
     let (exited_tx, mut exited) = watch::channel(None);
-    tokio::spawn(async move {
-        let status = child.wait().await;
-        exited_tx.send_replace(Some(status));
+    tokio::task::spawn_blocking(move || {
+        exited_tx.send_replace(Some(child.wait()));
     });
 
     let mut agent_exit = exited.clone();
@@ -134,8 +126,7 @@ pub async fn proxy(args: ProxyArgs) -> Result<ExitCode> {
         _ = from_editor => {
             // The editor is gone: the agent's stdin is closed (after what the editor sent
             // last), which asks it to exit.
-            close_agent.notify_one();
-            let _ = agent_writer.await;
+            proxy.agent.close();
             if tokio::time::timeout(EXIT_GRACE, exited.wait_for(Option::is_some)).await.is_err() {
                 proxy.output.notice(&format!(
                     "the agent did not exit within {}s of the editor closing: stopping it",
@@ -160,8 +151,7 @@ pub async fn proxy(args: ProxyArgs) -> Result<ExitCode> {
             // What the agent wrote last still reaches the editor.
             stop_group(group, &mut exited).await;
             let _ = tokio::time::timeout(EXIT_GRACE, from_agent).await;
-            close_editor.notify_one();
-            let _ = editor_writer.await;
+            proxy.editor.close();
             code
         }
         signal = terminated() => signal,
@@ -203,8 +193,11 @@ struct Proxy {
     /// one is answered `cancelled`.
     cancels: Mutex<HashMap<String, u64>>,
     next_id: AtomicU64,
-    to_editor: mpsc::Sender<String>,
-    to_agent: mpsc::Sender<String>,
+    /// The editor's input (acp-gate's stdout) and the agent's.
+    editor: Sink,
+    agent: Sink,
+    /// Where decisions run.
+    runtime: Handle,
 }
 
 /// The parts of a JSON-RPC message the proxy routes by. Duplicate keys are an error (an
@@ -250,16 +243,15 @@ fn params_of(envelope: &Envelope<'_>) -> Value {
 }
 
 impl Proxy {
-    /// Editor -> agent.
-    async fn relay_editor(&self, from: impl AsyncRead + Unpin) {
-        let mut lines = BufReader::new(from).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
+    /// Editor -> agent, until the editor closes its end.
+    fn relay_editor(&self, from: impl std::io::Read) {
+        relay_lines(from, &self.agent, |line| {
             // The editor is trusted: what the proxy cannot read still goes to the agent.
-            let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(&line) else {
-                if self.to_agent.send(line).await.is_err() {
-                    break;
-                }
-                continue;
+            let Some(envelope) = std::str::from_utf8(line)
+                .ok()
+                .and_then(|line| serde_json::from_str::<Envelope<'_>>(line).ok())
+            else {
+                return true;
             };
             match (&envelope.method, envelope.id) {
                 (Some(method), Some(id)) if method == "session/new" => {
@@ -281,39 +273,39 @@ impl Proxy {
                         .get("sessionId")
                         .and_then(Value::as_str)
                     {
-                        self.cancel(session).await;
+                        self.cancel(session);
                     }
                 }
                 (None, Some(id)) => {
                     let key = id.get();
                     let held = lock(&self.held).remove(key);
                     if let Some(held) = held {
-                        self.editor_answered(held, envelope.result).await;
-                        continue;
+                        self.editor_answered(held, envelope.result);
+                        return false;
                     }
                     if lock(&self.answered).remove(key) {
-                        continue;
+                        return false;
                     }
                 }
                 _ => {}
             }
-            if self.to_agent.send(line).await.is_err() {
-                break;
-            }
-        }
+            true
+        });
     }
 
-    /// Agent -> editor.
-    async fn relay_agent(self: &Arc<Self>, from: impl AsyncRead + Unpin) {
-        let mut lines = BufReader::new(from).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            let Some(envelope) = agent_envelope(&line) else {
+    /// Agent -> editor, until the agent closes its end.
+    fn relay_agent(self: &Arc<Self>, from: impl std::io::Read) {
+        relay_lines(from, &self.editor, |line| {
+            let read = std::str::from_utf8(line)
+                .ok()
+                .and_then(|text| Some((text, agent_envelope(text)?)));
+            let Some((text, envelope)) = read else {
                 // What the gate cannot read could be a request it did not see: not forwarded.
-                let shown: String = line.chars().take(200).collect();
+                let shown: String = String::from_utf8_lossy(line).chars().take(200).collect();
                 self.output.error(&format!(
                     "the agent sent a line that is not one JSON-RPC message; not forwarded: {shown}"
                 ));
-                continue;
+                return false;
             };
             match (&envelope.method, envelope.id) {
                 (Some(method), None) if is_gated(method) => {
@@ -321,7 +313,7 @@ impl Proxy {
                     self.output.error(&format!(
                         "the agent sent `{method}` without an id; not forwarded"
                     ));
-                    continue;
+                    return false;
                 }
                 (Some(method), None) if method == "session/update" => {
                     // Only tool calls feed the tracker; the rest is relayed without a parse.
@@ -339,13 +331,13 @@ impl Proxy {
                         let error = Error::invalid_request().data(json!(format!(
                             "request ids starting with `{OWN_ID_PREFIX}` are reserved by acp-gate"
                         )));
-                        self.answer_agent(id, Err(error)).await;
-                        continue;
+                        self.answer_agent(id, Err(error));
+                        return false;
                     }
-                    if let Some(gated) = self.gated(method, id, &envelope, &line) {
+                    if let Some(gated) = self.gated(method, id, &envelope, text) {
                         let proxy = self.clone();
-                        tokio::spawn(async move { proxy.decide(gated).await });
-                        continue;
+                        self.runtime.spawn(async move { proxy.decide(gated).await });
+                        return false;
                     }
                 }
                 (None, Some(id)) => {
@@ -361,10 +353,8 @@ impl Proxy {
                 }
                 _ => {}
             }
-            if self.to_editor.send(line).await.is_err() {
-                break;
-            }
-        }
+            true
+        });
     }
 
     /// A request of the agent's that the gate judges, read now (so that the tool calls
@@ -405,6 +395,8 @@ impl Proxy {
         })
     }
 
+    /// Runs the chain on a gated request, then answers, forwards or asks. The answer is
+    /// written from this task, which may block it: the runtime is told so.
     async fn decide(&self, gated: Gated) {
         let request = match &gated.call {
             None => ToolRequest::from_permission_request(
@@ -424,15 +416,18 @@ impl Proxy {
             Ok(request) => request,
             Err(error) => {
                 self.output.error(&error.to_string());
-                return self.answer_agent(&gated.id, Err(error)).await;
+                return tokio::task::block_in_place(|| self.answer_agent(&gated.id, Err(error)));
             }
         };
         let decision = self.chain.decide(&request).await;
+        tokio::task::block_in_place(|| self.conclude(gated, request, decision));
+    }
+
+    /// What a decision leads to, once made.
+    fn conclude(&self, gated: Gated, request: ToolRequest, decision: Decision) {
         if self.generation(&gated.session_id) != gated.generation {
             let is_call = gated.call.is_some();
-            return self
-                .cancelled(&gated.id, &request, &decision, is_call)
-                .await;
+            return self.cancelled(&gated.id, &request, &decision, is_call);
         }
         match (decision.outcome, gated.call.is_some()) {
             (Outcome::Ask, false) => {
@@ -446,8 +441,7 @@ impl Proxy {
                     decision,
                     None,
                     message,
-                )
-                .await;
+                );
             }
             (Outcome::Ask, true) => {
                 let own_id = format!(
@@ -457,8 +451,7 @@ impl Proxy {
                 let message = json!({"jsonrpc": "2.0", "id": own_id, "method": "session/request_permission", "params": own_ask(&own_id, &gated, &request, &decision)});
                 let key = json!(own_id).to_string();
                 let line = gated.line.clone();
-                self.hold(key, &gated, request, decision, Some(line), message)
-                    .await;
+                self.hold(key, &gated, request, decision, Some(line), message);
             }
             (_, false) => {
                 let option = decision.select_option(&request.options);
@@ -470,29 +463,29 @@ impl Proxy {
                 let result = self
                     .record(&request, &decision, ResolvedBy::Chain, &answer)
                     .map(|()| json!({ "outcome": outcome }));
-                self.answer_agent(&gated.id, result).await;
+                self.answer_agent(&gated.id, result);
             }
             (Outcome::Allow, true) => {
                 if self
                     .record(&request, &decision, ResolvedBy::Chain, "allowed")
                     .is_ok()
                 {
-                    let _ = self.to_editor.send(gated.line).await;
+                    let _ = self.editor.send(&gated.line);
                 } else {
-                    self.answer_agent(&gated.id, Err(unrecorded())).await;
+                    self.answer_agent(&gated.id, Err(unrecorded()));
                 }
             }
             (Outcome::Deny, true) => {
                 let result = self
                     .record(&request, &decision, ResolvedBy::Chain, "denied")
                     .and(Err(calls::denial(&decision, None)));
-                self.answer_agent(&gated.id, result).await;
+                self.answer_agent(&gated.id, result);
             }
         }
     }
 
     /// Keeps an ask until the editor answers `message` (or the session is cancelled).
-    async fn hold(
+    fn hold(
         &self,
         key: String,
         gated: &Gated,
@@ -521,16 +514,15 @@ impl Proxy {
             let held = lock(&self.held).remove(&key);
             if let Some(held) = held {
                 let is_call = held.call_line.is_some();
-                self.cancelled(&held.agent_id, &held.request, &held.decision, is_call)
-                    .await;
+                self.cancelled(&held.agent_id, &held.request, &held.decision, is_call);
             }
             return;
         }
-        let _ = self.to_editor.send(message.to_string()).await;
+        let _ = self.editor.send(&message.to_string());
     }
 
     /// The editor answered an ask acp-gate forwarded or made.
-    async fn editor_answered(&self, held: Held, result: Option<&RawValue>) {
+    fn editor_answered(&self, held: Held, result: Option<&RawValue>) {
         let outcome = result
             .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
             .and_then(|r| r.get("outcome").cloned());
@@ -546,7 +538,7 @@ impl Proxy {
                 let result = self
                     .record(&held.request, &held.decision, ResolvedBy::Editor, &answer)
                     .map(|()| json!({ "outcome": outcome }));
-                self.answer_agent(&held.agent_id, result).await;
+                self.answer_agent(&held.agent_id, result);
             }
             Some(line) => {
                 let allowed = chosen.as_deref() == Some("allow");
@@ -555,13 +547,13 @@ impl Proxy {
                     self.record(&held.request, &held.decision, ResolvedBy::Editor, answer);
                 match recorded {
                     Ok(()) if allowed => {
-                        let _ = self.to_editor.send(line.clone()).await;
+                        let _ = self.editor.send(line);
                     }
                     Ok(()) => {
                         let error = calls::denial(&held.decision, Some("rejected in the editor"));
-                        self.answer_agent(&held.agent_id, Err(error)).await;
+                        self.answer_agent(&held.agent_id, Err(error));
                     }
-                    Err(error) => self.answer_agent(&held.agent_id, Err(error)).await,
+                    Err(error) => self.answer_agent(&held.agent_id, Err(error)),
                 }
             }
         }
@@ -569,7 +561,7 @@ impl Proxy {
 
     /// `session/cancel` from the editor: every ask held for the session is answered
     /// `cancelled`, and the decisions under way will be.
-    async fn cancel(&self, session: &str) {
+    fn cancel(&self, session: &str) {
         *lock(&self.cancels).entry(session.to_owned()).or_default() += 1;
         let cancelled: Vec<(String, Held)> = {
             let mut held = lock(&self.held);
@@ -586,26 +578,19 @@ impl Proxy {
             // The editor may still answer the ask; that answer must not reach the agent.
             lock(&self.answered).insert(key);
             let is_call = held.call_line.is_some();
-            self.cancelled(&held.agent_id, &held.request, &held.decision, is_call)
-                .await;
+            self.cancelled(&held.agent_id, &held.request, &held.decision, is_call);
         }
     }
 
     /// Answers `cancelled`: a permission request's outcome, or a call's error.
-    async fn cancelled(
-        &self,
-        id: &RawValue,
-        request: &ToolRequest,
-        decision: &Decision,
-        is_call: bool,
-    ) {
+    fn cancelled(&self, id: &RawValue, request: &ToolRequest, decision: &Decision, is_call: bool) {
         let result = self
             .record(request, decision, ResolvedBy::Cancelled, "cancelled")
             .and_then(|()| match is_call {
                 false => Ok(json!({ "outcome": { "outcome": "cancelled" } })),
                 true => Err(Error::request_cancelled()),
             });
-        self.answer_agent(id, result).await;
+        self.answer_agent(id, result);
     }
 
     /// Audits and shows a decision; an error when the audit log could not be written (the
@@ -628,12 +613,12 @@ impl Proxy {
         Ok(())
     }
 
-    async fn answer_agent(&self, id: &RawValue, result: Result<Value, Error>) {
+    fn answer_agent(&self, id: &RawValue, result: Result<Value, Error>) {
         let message = match result {
             Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
             Err(error) => json!({ "jsonrpc": "2.0", "id": id, "error": error }),
         };
-        let _ = self.to_agent.send(message.to_string()).await;
+        let _ = self.agent.send(&message.to_string());
     }
 
     fn generation(&self, session: &str) -> u64 {
@@ -710,38 +695,6 @@ fn own_ask(own_id: &str, gated: &Gated, request: &ToolRequest, decision: &Decisi
     params
 }
 
-/// Writes each queued line to `to`, flushing when the queue runs dry; after `close`, writes
-/// what is queued and closes `to`.
-async fn write_lines(
-    mut to: impl AsyncWrite + Unpin,
-    mut queue: mpsc::Receiver<String>,
-    close: Arc<Notify>,
-) {
-    let mut closing = false;
-    loop {
-        let line = tokio::select! {
-            line = queue.recv(), if !closing => line,
-            () = close.notified(), if !closing => { closing = true; continue; }
-            else => None,
-        };
-        let mut batch = String::new();
-        for line in line
-            .into_iter()
-            .chain(std::iter::from_fn(|| queue.try_recv().ok()))
-        {
-            batch.push_str(&line);
-            batch.push('\n');
-        }
-        if batch.is_empty() {
-            break;
-        }
-        if to.write_all(batch.as_bytes()).await.is_err() || to.flush().await.is_err() {
-            break;
-        }
-    }
-    let _ = to.shutdown().await;
-}
-
 /// SIGINT, SIGTERM or SIGHUP: the exit code (128 + the signal).
 async fn terminated() -> u8 {
     use tokio::signal::unix::{SignalKind, signal};
@@ -761,13 +714,10 @@ async fn terminated() -> u8 {
 
 /// Stops the agent's process group: the agent, if it still runs, and what it left running.
 async fn stop_group(
-    group: Option<u32>,
+    group: u32,
     exited: &mut watch::Receiver<Option<std::io::Result<std::process::ExitStatus>>>,
 ) {
-    let Some(pid) = group else {
-        return;
-    };
-    let group = -(pid as i32);
+    let group = -(group as i32);
     // SAFETY: kill(2) on the agent's own process group, created at spawn.
     unsafe { libc::kill(group, libc::SIGTERM) };
     let _ = tokio::time::timeout(EXIT_GRACE, exited.wait_for(Option::is_some)).await;

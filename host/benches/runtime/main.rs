@@ -25,8 +25,9 @@
 //! the comparison's own; a section that cannot run writes `{"name", "skipped"}`.
 //!
 //! This binary is also the agent of the `proxy` and `memory` sections (run with
-//! $ACP_GATE_BENCH_AGENT set it speaks ACP on stdio: `agent.rs`), and what `memory` measures a
-//! command's peak RSS with (`--peak-rss FILE COMMAND...`).
+//! $ACP_GATE_BENCH_AGENT set it speaks ACP on stdio: `agent.rs`), the plain relay `proxy`
+//! compares with (`--relay COMMAND...`), and what `memory` measures a command's peak RSS with
+//! (`--peak-rss FILE COMMAND...`).
 
 mod agent;
 mod native;
@@ -59,12 +60,16 @@ const AGENT: &str = "ACP_GATE_BENCH_AGENT";
 const RSS_FILE: &str = "ACP_GATE_BENCH_RSS";
 /// The first argument of the `peak-rss` role (processes.rs, `peak_rss_role`).
 const PEAK_RSS: &str = "--peak-rss";
+/// The first argument of the `relay` role (processes.rs, `relay_role`).
+const RELAY: &str = "--relay";
 
 fn main() -> Result<()> {
     // First: the command `peak-rss` runs may be `acp-gate run` with $ACP_GATE_BENCH_AGENT set
     // for its agent.
-    if std::env::args().nth(1).as_deref() == Some(PEAK_RSS) {
-        return processes::peak_rss_role();
+    match std::env::args().nth(1).as_deref() {
+        Some(PEAK_RSS) => return processes::peak_rss_role(),
+        Some(RELAY) => return processes::relay_role(),
+        _ => {}
     }
     if std::env::var_os(AGENT).is_some() {
         return agent::run();

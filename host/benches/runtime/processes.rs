@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::agent;
 use crate::{
-    AGENT, Comparison, Fixture, PEAK_RSS, RSS_FILE, Report, Stats, Target, acp_gate, unix_ns,
+    AGENT, Comparison, Fixture, PEAK_RSS, RELAY, RSS_FILE, Report, Stats, Target, acp_gate, unix_ns,
 };
 
 /// Start-ups per figure.
@@ -80,6 +80,26 @@ pub fn peak_rss_role() -> Result<()> {
     ensure!(pid > 0, "wait4: {}", std::io::Error::last_os_error());
     std::fs::write(file, usage.ru_maxrss.to_string())?;
     std::process::exit(ExitStatus::from_raw(status).code().unwrap_or(1));
+}
+
+/// The `relay` role, `--relay PROGRAM [ARGS...]`: a process in the middle that does nothing
+/// but copy bytes both ways between its stdio and the command's (the floor of any proxy: one
+/// more process and pipe on the way, nothing read). Exits when the command's stdout closes.
+pub fn relay_role() -> Result<()> {
+    let mut args = std::env::args_os().skip(2);
+    let program = args.next().context("no command to relay to")?;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let (mut to, mut from) = (
+        child.stdin.take().context("stdin")?,
+        child.stdout.take().context("stdout")?,
+    );
+    std::thread::spawn(move || std::io::copy(&mut std::io::stdin().lock(), &mut to));
+    std::io::copy(&mut from, &mut std::io::stdout().lock())?;
+    std::process::exit(child.wait()?.code().unwrap_or(1));
 }
 
 /// `acp-gate check --format json` of one request in the workspace, with the compile cache in
@@ -271,6 +291,11 @@ pub fn proxy(fixture: &Fixture, report: &mut Report) -> Result<()> {
             .stderr(Stdio::null());
         command
     };
+    let relayed = || {
+        let mut command = Command::new(&agent);
+        command.arg(RELAY).arg(&agent);
+        command
+    };
     let turn = |command: Command, script: &str| -> Result<(Duration, Vec<f64>)> {
         let mut editor = Editor::open(command, &fixture.workspace)?;
         let result = editor.turn(script)?;
@@ -278,9 +303,13 @@ pub fn proxy(fixture: &Fixture, report: &mut Report) -> Result<()> {
         Ok(result)
     };
     let flood = format!("updates {UPDATES}");
-    let (mut ours, mut baseline) = (Vec::new(), Vec::new());
+    let (mut ours, mut baseline, mut relay) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..FLOODS {
-        for (rates, command) in [(&mut baseline, direct()), (&mut ours, proxied())] {
+        for (rates, command) in [
+            (&mut baseline, direct()),
+            (&mut ours, proxied()),
+            (&mut relay, relayed()),
+        ] {
             let (elapsed, latencies) = turn(command, &flood)?;
             ensure!(
                 latencies.len() == UPDATES,
@@ -290,18 +319,23 @@ pub fn proxy(fixture: &Fixture, report: &mut Report) -> Result<()> {
             rates.push(UPDATES as f64 / elapsed.as_secs_f64());
         }
     }
+    let ours = Stats::of(ours);
+    let what = format!("{UPDATES} updates through the proxy ({FLOODS} floods)");
     report.add(
         Comparison::new(
             "proxy/rate",
             "msg/s",
-            (
-                format!("{UPDATES} updates through the proxy ({FLOODS} floods)"),
-                Stats::of(ours),
-            ),
+            (what.clone(), ours),
             ("direct pipe", Stats::of(baseline)),
         )
         .target(Target::AtLeast(0.9, "≥ 90% of the direct pipe's rate")),
     );
+    report.add(Comparison::new(
+        "proxy/rate-vs-relay",
+        "msg/s",
+        (what, ours),
+        ("a process copying bytes", Stats::of(relay)),
+    ));
 
     let (mut ours, mut baseline) = (Vec::new(), Vec::new());
     for _ in 0..3 {

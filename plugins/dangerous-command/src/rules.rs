@@ -114,9 +114,9 @@ pub struct Context<'a> {
     pub workspaces: Vec<String>,
     pub config: &'a Config,
     /// Secrets and files that run code: no command may write, move or delete them.
-    write_sensitive: Vec<PathGlob>,
+    write_sensitive: Vec<PathGlob<'a>>,
     /// Secrets: reading them is asked about.
-    read_sensitive: Vec<PathGlob>,
+    read_sensitive: Vec<PathGlob<'a>>,
 }
 
 impl<'a> Context<'a> {
@@ -127,7 +127,7 @@ impl<'a> Context<'a> {
         config: &'a Config,
     ) -> Self {
         let extra = || config.sensitive_paths.iter().map(String::as_str);
-        let globs = |list: &[&str]| {
+        let globs = |list: &[&'static str]| {
             list.iter()
                 .copied()
                 .chain(extra())

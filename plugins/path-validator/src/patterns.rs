@@ -1,8 +1,10 @@
 //! The sensitive and protected patterns of one request: the SDK's shared lists, adjusted by
 //! the config, compiled with the request's home directory.
 
+use std::borrow::Cow;
+
 use acp_gate_plugin::sensitive::{PathGlob, PathSegments, RUNS_CODE, SECRETS, is_env_template};
-use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::{UnicodeNormalization, is_nfc};
 
 use crate::config::Config;
 
@@ -15,12 +17,12 @@ pub enum Protection {
     NoWrite,
 }
 
-pub struct Patterns {
-    globs: Vec<(PathGlob, Protection)>,
+pub struct Patterns<'a> {
+    globs: Vec<(PathGlob<'a>, Protection)>,
 }
 
-impl Patterns {
-    pub fn new(config: &Config, home: &str) -> Result<Patterns, String> {
+impl<'a> Patterns<'a> {
+    pub fn new(config: &'a Config, home: &'a str) -> Result<Patterns<'a>, String> {
         for dropped in &config.allow_sensitive {
             if !SECRETS.contains(&dropped.as_str()) && !RUNS_CODE.contains(&dropped.as_str()) {
                 return Err(format!(
@@ -30,22 +32,23 @@ impl Patterns {
         }
         let builtin = |list: &'static [&'static str]| {
             list.iter()
-                .map(|p| p.to_string())
-                .filter(|p| !config.allow_sensitive.contains(p))
+                .copied()
+                .filter(|p| !config.allow_sensitive.iter().any(|a| a == p))
         };
         let secrets = builtin(SECRETS)
-            .chain(config.sensitive.iter().cloned())
+            .chain(config.sensitive.iter().map(String::as_str))
             .map(|p| (p, Protection::Secret));
         let no_write = builtin(RUNS_CODE)
-            .chain(config.protected.iter().cloned())
+            .chain(config.protected.iter().map(String::as_str))
             .map(|p| (p, Protection::NoWrite));
         let globs = secrets
             .chain(no_write)
             .map(|(pattern, protection)| {
-                (
-                    PathGlob::new(&pattern.nfc().collect::<String>(), home),
-                    protection,
-                )
+                let pattern = match is_nfc(pattern) {
+                    true => Cow::Borrowed(pattern),
+                    false => Cow::Owned(pattern.nfc().collect()),
+                };
+                (PathGlob::new(pattern, home), protection)
             })
             .collect();
         Ok(Patterns { globs })

@@ -5,6 +5,8 @@
 //! Patterns: `~/` is the user's home; a pattern not starting with `/` or `~` matches at any
 //! depth (`.env` is `/**/.env`); `**` is any number of segments, `*` and `?` stay within one.
 
+use std::borrow::Cow;
+
 /// Files whose contents are secrets: reading them is as bad as writing them.
 pub const SECRETS: &[&str] = &[
     ".env",
@@ -101,13 +103,17 @@ pub fn is_env_template(path: &str) -> bool {
     ENV_TEMPLATES.iter().any(|t| t.eq_ignore_ascii_case(name))
 }
 
-/// A glob over absolute paths.
+/// A glob over absolute paths. Making one allocates nothing for a borrowed pattern: the
+/// built-in lists are matched where they are, segment by segment (a fresh plugin instance
+/// builds its globs for every request).
 #[derive(Clone, Debug)]
-pub struct PathGlob {
-    pattern: String,
-    segments: Vec<String>,
-    /// `segments` lower-cased, for case-insensitive file systems.
-    folded: Vec<String>,
+pub struct PathGlob<'a> {
+    pattern: Cow<'a, str>,
+    /// What the pattern's segments follow: the home directory for `~/...`, `**` for a pattern
+    /// that matches at any depth, nothing for an absolute one.
+    lead: &'a str,
+    /// Where the segments after `lead` start in `pattern`.
+    rest: usize,
 }
 
 /// The rest of `text` after a leading `~`, `$HOME` or `${HOME}`, if it has one.
@@ -118,24 +124,19 @@ pub fn strip_home(text: &str) -> Option<&str> {
     })
 }
 
-impl PathGlob {
-    /// Compiles `pattern`, expanding `~` with `home`.
-    pub fn new(pattern: &str, home: &str) -> PathGlob {
-        let absolute = match strip_home(pattern) {
-            Some(rest) => format!("{home}{rest}"),
-            None if pattern.starts_with('/') => pattern.to_owned(),
-            None => format!("/**/{}", pattern.trim_start_matches("./")),
+impl<'a> PathGlob<'a> {
+    /// The glob `pattern`, with `~` standing for `home`.
+    pub fn new(pattern: impl Into<Cow<'a, str>>, home: &'a str) -> PathGlob<'a> {
+        let pattern = pattern.into();
+        let (lead, rest) = match strip_home(&pattern) {
+            Some(rest) => (home, pattern.len() - rest.len()),
+            None if pattern.starts_with('/') => ("", 0),
+            None => ("**", pattern.len() - pattern.trim_start_matches("./").len()),
         };
-        let segments: Vec<String> = absolute
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-            .collect();
-        let folded = segments.iter().map(|s| s.to_lowercase()).collect();
         PathGlob {
-            pattern: pattern.to_owned(),
-            segments,
-            folded,
+            pattern,
+            lead,
+            rest,
         }
     }
 
@@ -152,12 +153,12 @@ impl PathGlob {
     /// Whether `path` matches; split a path once with [`PathSegments::new`] to match it against
     /// many globs. A case-folded path is matched against the case-folded pattern.
     pub fn matches_segments(&self, path: &PathSegments) -> bool {
-        let pattern = if path.folded {
-            &self.folded
-        } else {
-            &self.segments
-        };
-        match_segments(pattern, &path.segments)
+        let segments = self
+            .lead
+            .split('/')
+            .chain(self.pattern[self.rest..].split('/'))
+            .filter(|s| !s.is_empty());
+        match_segments(segments, &path.segments, path.folded)
     }
 }
 
@@ -187,14 +188,25 @@ impl PathSegments {
     }
 }
 
-fn match_segments(pattern: &[String], path: &[String]) -> bool {
-    match pattern.split_first() {
+/// Whether the pattern's segments match the path's; a folded path is compared with the
+/// pattern lower-cased.
+fn match_segments<'p>(
+    mut pattern: impl Iterator<Item = &'p str> + Clone,
+    path: &[String],
+    folded: bool,
+) -> bool {
+    match pattern.next() {
         None => path.is_empty(),
-        Some((first, rest)) if first == "**" => {
-            (0..=path.len()).any(|skip| match_segments(rest, &path[skip..]))
+        Some("**") => {
+            (0..=path.len()).any(|skip| match_segments(pattern.clone(), &path[skip..], folded))
         }
-        Some((first, rest)) => path.split_first().is_some_and(|(p, tail)| {
-            wildcard(first.as_bytes(), p.as_bytes()) && match_segments(rest, tail)
+        Some(first) => path.split_first().is_some_and(|(p, tail)| {
+            let matched = if folded {
+                wildcard(first.to_lowercase().as_bytes(), p.as_bytes())
+            } else {
+                wildcard(first.as_bytes(), p.as_bytes())
+            };
+            matched && match_segments(pattern, tail, folded)
         }),
     }
 }

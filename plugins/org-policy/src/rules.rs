@@ -215,13 +215,14 @@ impl PathGlob {
     /// The matcher for `pattern` in `places`; `None` when it is relative and there is no
     /// workspace root.
     pub fn matcher<'a>(pattern: &'a str, places: &'a Places) -> Option<SdkGlob<'a>> {
-        let absolute: std::borrow::Cow<'a, str> = if pattern == "~" || pattern.starts_with("~/") || pattern.starts_with('/') {
-            pattern.into()
-        } else {
-            let root = places.workspace.as_deref()?;
-            let rest = pattern.trim_start_matches("./");
-            format!("{}/{rest}", root.trim_end_matches('/')).into()
-        };
+        let absolute: std::borrow::Cow<'a, str> =
+            if pattern == "~" || pattern.starts_with("~/") || pattern.starts_with('/') {
+                pattern.into()
+            } else {
+                let root = places.workspace.as_deref()?;
+                let rest = pattern.trim_start_matches("./");
+                format!("{}/{rest}", root.trim_end_matches('/')).into()
+            };
         Some(SdkGlob::new(absolute, &places.home))
     }
 }

@@ -1,10 +1,14 @@
 //! The plugin runtime: one wasmtime engine, loading components (pin, grants, compile cache),
 //! and running one sandboxed evaluation in a fresh instance under CPU, memory and time limits.
+//!
+//! Every evaluation gets an instance no request has used. Making one and wiping it afterwards
+//! are kept off the request's path: each handler has a spare instance made in the background,
+//! which the next request takes, and a used instance is dropped in the background.
 
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -14,6 +18,7 @@ use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits,
     StoreLimitsBuilder,
 };
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::cache::CompileCache;
@@ -152,7 +157,7 @@ pub struct Runtime {
     linker: Linker<SandboxState>,
     cache: Option<CompileCache>,
     /// One permit per pool slot.
-    slots: tokio::sync::Semaphore,
+    slots: Arc<Semaphore>,
 }
 
 /// What a component is: its digest, size, imports (with what each needs) and exports.
@@ -169,6 +174,8 @@ pub struct LoadedPlugin {
     pub label: String,
     pub info: ComponentInfo,
     pre: bindings::PluginPre<SandboxState>,
+    /// An instance made ahead of the next request, never called yet.
+    spare: Arc<Mutex<Option<Instance>>>,
 }
 
 /// The result of one evaluation: the verdict, or why there is none.
@@ -204,7 +211,7 @@ impl Runtime {
             engine,
             linker,
             cache,
-            slots: tokio::sync::Semaphore::new(POOL_INSTANCES as usize),
+            slots: Arc::new(Semaphore::new(POOL_INSTANCES as usize)),
         }))
     }
 
@@ -280,6 +287,7 @@ impl Runtime {
             label: label.to_owned(),
             info,
             pre,
+            spare: Arc::default(),
         })
     }
 
@@ -322,10 +330,12 @@ impl Runtime {
         }
     }
 
-    /// Runs one evaluation in a fresh instance. Never panics and never returns `Allow` for a
-    /// failure: every trap, timeout, memory cap or plugin error comes back as `Err(why)`.
+    /// Runs one evaluation in a fresh instance: the handler's spare if there is one, else one
+    /// made now. Never panics and never returns `Allow` for a failure: every trap, timeout,
+    /// memory cap or plugin error comes back as `Err(why)`. Afterwards, in the background, the
+    /// used instance is dropped (its pool slot wiped) and a new spare made.
     pub async fn evaluate(
-        &self,
+        self: &Arc<Self>,
         plugin: &LoadedPlugin,
         request: &ToolRequest,
         config: &str,
@@ -333,49 +343,93 @@ impl Runtime {
     ) -> Evaluation {
         let started = Instant::now();
         let deadline = limits.timeout + EPOCH_TICK * 4;
+        let spare = lock(&plugin.spare).take().filter(|s| s.limits == limits);
         let run = async {
-            let _slot = self.slots.acquire().await.map_err(|e| e.to_string())?;
-            let mut instance = self.instantiate(plugin, request, limits).await?;
+            let mut instance = match spare {
+                Some(instance) => instance,
+                None => self.instantiate(plugin, limits).await?,
+            };
             let outcome = instance.evaluate(request, config).await;
-            Ok::<_, String>((outcome, instance.take_logs()))
+            Ok::<_, String>((outcome, instance.take_logs(), instance))
         };
         // The epoch deadline stops guest code; the wall clock also stops a guest blocked in the host.
-        let (outcome, logs) = match tokio::time::timeout(deadline, run).await {
+        let (outcome, logs, used) = match tokio::time::timeout(deadline, run).await {
             Err(_) => (
                 Err(format!("timed out after {} ms", limits.timeout.as_millis())),
                 Vec::new(),
+                None,
             ),
-            Ok(Err(error)) => (Err(error), Vec::new()),
-            Ok(Ok((outcome, logs))) => (outcome, logs),
+            Ok(Err(error)) => (Err(error), Vec::new(), None),
+            Ok(Ok((outcome, logs, used))) => (outcome, logs, Some(used)),
         };
+        let elapsed = started.elapsed();
+        self.replenish(plugin, limits, used);
         Evaluation {
             outcome,
             logs,
-            elapsed: started.elapsed(),
+            elapsed,
         }
     }
 
-    /// A fresh instance of `plugin` in its own store, with `limits`. `request` gives the
-    /// directories that `paths.resolve` works from.
+    /// In the background: drops `used`, then makes `plugin` a spare instance if it has none
+    /// and the pool has room to spare (half of it is kept for evaluations).
+    fn replenish(self: &Arc<Self>, plugin: &LoadedPlugin, limits: Limits, used: Option<Instance>) {
+        let (runtime, pre, spare) = (self.clone(), plugin.pre.clone(), plugin.spare.clone());
+        tokio::spawn(async move {
+            drop(used);
+            if lock(&spare).is_some()
+                || runtime.slots.available_permits() < POOL_INSTANCES as usize / 2
+            {
+                return;
+            }
+            let Ok(slot) = runtime.slots.clone().try_acquire_owned() else {
+                return;
+            };
+            if let Ok(instance) = runtime.instantiate_in(&pre, slot, limits).await {
+                lock(&spare).get_or_insert(instance);
+            }
+        });
+    }
+
+    /// A fresh instance of `plugin` in its own store, with `limits`, once a pool slot is free.
     pub async fn instantiate(
         &self,
         plugin: &LoadedPlugin,
-        request: &ToolRequest,
         limits: Limits,
     ) -> Result<Instance, String> {
-        let mut store = Store::new(&self.engine, SandboxState::new(request, limits));
+        let slot = self
+            .slots
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| e.to_string())?;
+        self.instantiate_in(&plugin.pre, slot, limits).await
+    }
+
+    async fn instantiate_in(
+        &self,
+        pre: &bindings::PluginPre<SandboxState>,
+        slot: OwnedSemaphorePermit,
+        limits: Limits,
+    ) -> Result<Instance, String> {
+        let mut store = Store::new(&self.engine, SandboxState::new(limits));
         store.limiter(|state| &mut state.limits);
         store.set_epoch_deadline(ticks(limits.timeout));
         store.epoch_deadline_trap();
-        match plugin.pre.instantiate_async(&mut store).await {
+        match pre.instantiate_async(&mut store).await {
             Ok(bindings) => Ok(Instance {
                 store,
                 bindings,
                 limits,
+                _slot: slot,
             }),
             Err(trap) => Err(describe_trap(&trap, limits)),
         }
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A live plugin instance. The chain uses each one for a single request (isolation); the
@@ -384,6 +438,8 @@ pub struct Instance {
     store: Store<SandboxState>,
     bindings: bindings::Plugin,
     limits: Limits,
+    /// The pool slot it occupies, given back when it is dropped.
+    _slot: OwnedSemaphorePermit,
 }
 
 impl Instance {
@@ -394,6 +450,9 @@ impl Instance {
         config: &str,
     ) -> Result<Verdict, String> {
         self.store.set_epoch_deadline(ticks(self.limits.timeout));
+        let state = self.store.data_mut();
+        state.cwd.clone_from(&request.cwd);
+        state.home.clone_from(&request.home);
         let wit_request = to_wit(request);
         match self
             .bindings
@@ -496,12 +555,13 @@ struct SandboxState {
     table: ResourceTable,
     limits: StoreLimits,
     logs: Vec<String>,
+    /// The directories `paths.resolve` works from: the request's, set when it is called.
     cwd: PathBuf,
     home: PathBuf,
 }
 
 impl SandboxState {
-    fn new(request: &ToolRequest, limits: Limits) -> SandboxState {
+    fn new(limits: Limits) -> SandboxState {
         SandboxState {
             // No env, no args, no preopens, no stdin; stdout and stderr discarded.
             wasi: WasiCtx::builder().build(),
@@ -515,8 +575,8 @@ impl SandboxState {
                 .trap_on_grow_failure(true)
                 .build(),
             logs: Vec::new(),
-            cwd: request.cwd.clone(),
-            home: request.home.clone(),
+            cwd: PathBuf::new(),
+            home: PathBuf::new(),
         }
     }
 }

@@ -75,7 +75,9 @@ fn main() -> Result<()> {
         return agent::run();
     }
     let args = Args::parse(std::env::args().skip(1))?;
-    tokio::runtime::Builder::new_current_thread()
+    // As acp-gate runs: a worker per core, where a plugin's spare instances are made and used
+    // ones dropped while the next request is evaluated.
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
         .block_on(bench(args))

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
@@ -26,7 +27,7 @@ const EVALUATIONS: usize = 2000;
 /// Times a fresh instance per evaluation (what the chain does) and one reused instance,
 /// alternately so that load from elsewhere on the machine hits both alike, `n` times each.
 async fn fresh_vs_reused(
-    runtime: &Runtime,
+    runtime: &Arc<Runtime>,
     plugin: &LoadedPlugin,
     request: &ToolRequest,
     config: &str,
@@ -34,7 +35,7 @@ async fn fresh_vs_reused(
 ) -> Result<(Vec<Duration>, Vec<Duration>)> {
     let limits = Limits::default();
     let mut instance = runtime
-        .instantiate(plugin, request, limits)
+        .instantiate(plugin, limits)
         .await
         .map_err(anyhow::Error::msg)?;
     let (mut fresh, mut reused) = (Vec::with_capacity(n), Vec::with_capacity(n));
@@ -77,7 +78,7 @@ async fn fresh_parts(
     for _ in 0..n {
         let started = Instant::now();
         let mut instance = runtime
-            .instantiate(plugin, request, Limits::default())
+            .instantiate(plugin, Limits::default())
             .await
             .map_err(anyhow::Error::msg)?;
         parts.instantiate.push(started.elapsed());

@@ -35,11 +35,15 @@ use acp_gate_plugin::{Plugin, Request, Verdict};
 pub use config::Config;
 use policy::{Facts, check_examples, judge, places};
 
-/// Compiles the rules, checks their examples, then judges the request. A bad rule or a failing
-/// example is an error (the host applies the handler's `on_error`, never allow). Nothing is
-/// cached: the host gives every request a fresh instance.
+/// Compiles the rules, checks their examples, then judges the request (no rules: abstains at
+/// once). A bad rule or a failing example is an error (the host applies the handler's
+/// `on_error`, never allow). Nothing is cached: the host gives every request a fresh instance.
 pub fn evaluate(request: &Request, config: &Config) -> Result<Verdict, String> {
     let rules = config.compile()?;
+    if rules.is_empty() {
+        // No rules (the default chain's): nothing to read the request for.
+        return Ok(Verdict::Abstain);
+    }
     let places = places(&request.home_dir, &request.workspace_roots, &request.cwd);
     check_examples(&rules, &places)?;
     Ok(judge(&rules, &Facts::of_request(request)))

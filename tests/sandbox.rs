@@ -75,10 +75,11 @@ fn every_failure_is_denied_and_the_next_request_is_decided_normally() {
 
 #[test]
 fn nothing_survives_from_one_request_to_the_next() {
-    // Instances come from a pool whose slots are reused: each must start wiped.
+    // Instances come from a pool whose slots are reused, some made ahead as spares, some with
+    // their pages kept resident and restored by copying: each must start wiped.
     let sandbox = Sandbox::new();
     let handlers = policy(&sandbox, "");
-    let requests: Vec<Value> = (0..5).map(|_| titled("count")).collect();
+    let requests: Vec<Value> = (0..20).map(|_| titled("count")).collect();
     let (lines, output) = sandbox.check(Some(&handlers), &requests);
     assert!(output.status.success(), "{}", stderr(&output));
     for line in &lines {

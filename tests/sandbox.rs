@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Sandbox, stderr, test_plugin, verdict_of};
+use crate::common::{BIN, Sandbox, claude_bash, pipe, stderr, test_plugin, verdict_of};
 
 fn titled(title: &str) -> Value {
     json!({
@@ -253,4 +253,33 @@ fn plugin_logs_reach_the_trace() {
         verdict_of(&lines[0], "wild")["logs"],
         json!(["info: hello from the plugin"])
     );
+}
+
+#[test]
+fn with_little_address_space_instances_are_made_one_by_one_and_still_contained() {
+    // The instance pool reserves ~1 TiB of address space; under `ulimit -v` it cannot, and
+    // acp-gate must still decide (and still wipe every instance), saying why it is slower.
+    let sandbox = Sandbox::new();
+    let handlers = policy(&sandbox, "");
+    let mut command = std::process::Command::new("sh");
+    command.args(["-c", "ulimit -v 2000000 && exec \"$0\" \"$@\"", BIN]);
+    command.args(["check", "--format", "json", "--handlers"]);
+    command.arg(&handlers).arg("-");
+    sandbox.confine(&mut command);
+    let requests: Vec<Value> = (0..3).map(|_| titled("count")).collect();
+    let mut requests: String = requests.iter().map(|r| format!("{r}\n")).collect();
+    requests.push_str(&format!("{}\n", claude_bash("Bash", "rm -rf ~")));
+    let output = pipe(&mut command, &requests);
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert!(err.contains("instance pool could not be set up"), "{err}");
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4, "{err}");
+    for line in &lines[..3] {
+        assert_eq!(verdict_of(line, "wild")["reason"], "call 1", "{line}");
+    }
+    assert_eq!(lines[3]["decision"], "deny", "{}", lines[3]);
 }

@@ -178,6 +178,7 @@ impl Chain {
         test_ctx: &SessionContext,
     ) -> Result<Chain> {
         let mut notices = policy.notices;
+        notices.extend(runtime.notice.clone());
         let mut handlers = Vec::new();
         for spec in policy.handlers {
             let plugin = load_plugin(&runtime, &spec).map_err(|e| format!("{e:#}"));

@@ -158,6 +158,8 @@ pub struct Runtime {
     cache: Option<CompileCache>,
     /// One permit per pool slot.
     slots: Arc<Semaphore>,
+    /// Why the instance pool is not used, when it could not be set up.
+    pub notice: Option<String>,
 }
 
 /// What a component is: its digest, size, imports (with what each needs) and exports.
@@ -186,13 +188,37 @@ pub struct Evaluation {
 }
 
 impl Runtime {
-    /// Builds the engine (async, epoch interruption) and starts its epoch ticker.
+    /// Builds the engine (async, epoch interruption) and starts its epoch ticker. Instances
+    /// come from a pool, which reserves about 1 TiB of address space up front; where that is
+    /// refused (`ulimit -v`, some containers) they are allocated one by one instead, with a
+    /// notice.
     pub fn new(cache_dir: Option<PathBuf>) -> Result<Arc<Runtime>> {
-        let mut config = Config::new();
-        config.epoch_interruption(true);
-        config.wasm_component_model(true);
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(instance_pool()));
-        let engine = Engine::new(&config)?;
+        let engine = |pool: bool| {
+            let mut config = Config::new();
+            config.epoch_interruption(true);
+            config.wasm_component_model(true);
+            if pool {
+                config.allocation_strategy(InstanceAllocationStrategy::Pooling(instance_pool()));
+            } else {
+                // No 4 GiB reservation per memory either: bounds are checked in code instead.
+                config
+                    .memory_reservation(0)
+                    .memory_guard_size(0)
+                    .memory_reservation_for_growth(0);
+            }
+            Engine::new(&config)
+        };
+        let (engine, notice) = match engine(true) {
+            Ok(engine) => (engine, None),
+            Err(error) => (
+                engine(false)?,
+                Some(format!(
+                    "the plugin instance pool could not be set up ({error:#}); instances are \
+                     allocated one by one, which is slower (it needs ~1 TiB of address space: \
+                     see `ulimit -v`)"
+                )),
+            ),
+        };
         let weak = engine.weak();
         std::thread::Builder::new()
             .name("acp-gate-epoch".into())
@@ -212,6 +238,7 @@ impl Runtime {
             linker,
             cache,
             slots: Arc::new(Semaphore::new(POOL_INSTANCES as usize)),
+            notice,
         }))
     }
 

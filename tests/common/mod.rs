@@ -68,20 +68,7 @@ impl Sandbox {
 
     /// Runs `acp-gate ARGS` with `stdin` as standard input.
     pub fn run(&self, args: &[&str], stdin: &str) -> Output {
-        let mut child = self
-            .command(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        pipe(&mut self.command(args), stdin)
     }
 
     /// Writes `text` to `relative` under the sandbox root; returns the path.
@@ -109,6 +96,23 @@ impl Sandbox {
             .collect();
         (lines, output)
     }
+}
+
+/// Runs `command` with `stdin` as standard input; its output.
+pub fn pipe(command: &mut Command, stdin: &str) -> Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
 }
 
 /// tests/agents/, where `npm ci` (run by test.sh) installed the TypeScript SDK and acpx.

@@ -518,12 +518,8 @@ fn instance_pool() -> PoolingAllocationConfig {
         .total_stacks(POOL_INSTANCES)
         .max_memories_per_module(1)
         .table_elements(1 << 17)
-        // A wiped slot keeps this much of its memory and table mapped: the pages written are
-        // restored by copying (the kernel says which were written) rather than given back, so
-        // the next instance in the slot takes no page faults on them. The default chain's
-        // decision, measured (BENCHMARKS.md): ~35% faster with 2 MiB than with none.
-        .linear_memory_keep_resident(2 << 20)
-        .table_keep_resident(64 << 10)
+        // No `linear_memory_keep_resident`: with 2 MiB a decision was ~35% faster, but every
+        // slot the pool ever used kept its 2 MiB, and `run` grew to 330 MB (BENCHMARKS.md).
         // `memory_mb` is at most 4096; each handler's own cap is its store's limiter.
         .max_memory_size(4 << 30);
     pool

@@ -20,7 +20,7 @@ use crate::config::{Control, DefaultDecision, HandlerSpec, OnError, PluginRef, P
 use crate::request::{
     OptionKind, PermissionOption, SessionContext, ToolRequest, params_from_shorthand,
 };
-use crate::runtime::{LoadedPlugin, Runtime, Verdict};
+use crate::runtime::{Batch, LoadedPlugin, Runtime, Verdict};
 
 /// The combined decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -244,13 +244,17 @@ impl Chain {
             .get(index)
             .context("no handler at this index")?;
         let request = test_request(case, ctx)?;
-        Ok(self.evaluate_one(handler, &request).await)
+        Ok(self
+            .evaluate_one(&mut self.runtime.batch(), handler, &request)
+            .await)
     }
 
     /// Decides one request.
     pub async fn decide(&self, request: &ToolRequest) -> Decision {
         let mut traces = Vec::new();
         let mut combiner = Combiner::default();
+        // Its instances are cleaned up once the decision is made.
+        let mut batch = self.runtime.batch();
         for handler in &self.handlers {
             let spec = &handler.spec;
             let applies = spec
@@ -263,7 +267,7 @@ impl Chain {
             if !applies || !combiner.should_run(spec.tier, spec.control) {
                 continue;
             }
-            let trace = self.evaluate_one(handler, request).await;
+            let trace = self.evaluate_one(&mut batch, handler, request).await;
             combiner.record(
                 spec.tier,
                 spec.control,
@@ -292,7 +296,12 @@ impl Chain {
         }
     }
 
-    async fn evaluate_one(&self, handler: &Handler, request: &ToolRequest) -> HandlerTrace {
+    async fn evaluate_one(
+        &self,
+        batch: &mut Batch,
+        handler: &Handler,
+        request: &ToolRequest,
+    ) -> HandlerTrace {
         let spec = &handler.spec;
         let (verdict, error, logs, elapsed) = match &handler.plugin {
             Err(load_error) => (
@@ -302,8 +311,7 @@ impl Chain {
                 0,
             ),
             Ok(plugin) => {
-                let evaluation = self
-                    .runtime
+                let evaluation = batch
                     .evaluate(plugin, request, &spec.config_json, spec.limits)
                     .await;
                 let elapsed = evaluation.elapsed.as_micros() as u64;

@@ -3,7 +3,8 @@
 //!
 //! Every evaluation gets an instance no request has used. Making one and wiping it afterwards
 //! are kept off the request's path: each handler has a spare instance made in the background,
-//! which the next request takes, and a used instance is dropped in the background.
+//! which the next request takes, and the instances a decision used are dropped in the
+//! background once it is made ([`Batch`]).
 
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
@@ -357,10 +358,15 @@ impl Runtime {
         }
     }
 
-    /// Runs one evaluation in a fresh instance: the handler's spare if there is one, else one
-    /// made now. Never panics and never returns `Allow` for a failure: every trap, timeout,
-    /// memory cap or plugin error comes back as `Err(why)`. Afterwards, in the background, the
-    /// used instance is dropped (its pool slot wiped) and a new spare made.
+    /// Evaluations whose clean-up waits for the end of the batch (see [`Batch`]).
+    pub fn batch(self: &Arc<Self>) -> Batch {
+        Batch {
+            runtime: self.clone(),
+            used: Vec::new(),
+        }
+    }
+
+    /// One evaluation, in a batch of its own.
     pub async fn evaluate(
         self: &Arc<Self>,
         plugin: &LoadedPlugin,
@@ -368,54 +374,7 @@ impl Runtime {
         config: &str,
         limits: Limits,
     ) -> Evaluation {
-        let started = Instant::now();
-        let deadline = limits.timeout + EPOCH_TICK * 4;
-        let spare = lock(&plugin.spare).take().filter(|s| s.limits == limits);
-        let run = async {
-            let mut instance = match spare {
-                Some(instance) => instance,
-                None => self.instantiate(plugin, limits).await?,
-            };
-            let outcome = instance.evaluate(request, config).await;
-            Ok::<_, String>((outcome, instance.take_logs(), instance))
-        };
-        // The epoch deadline stops guest code; the wall clock also stops a guest blocked in the host.
-        let (outcome, logs, used) = match tokio::time::timeout(deadline, run).await {
-            Err(_) => (
-                Err(format!("timed out after {} ms", limits.timeout.as_millis())),
-                Vec::new(),
-                None,
-            ),
-            Ok(Err(error)) => (Err(error), Vec::new(), None),
-            Ok(Ok((outcome, logs, used))) => (outcome, logs, Some(used)),
-        };
-        let elapsed = started.elapsed();
-        self.replenish(plugin, limits, used);
-        Evaluation {
-            outcome,
-            logs,
-            elapsed,
-        }
-    }
-
-    /// In the background: drops `used`, then makes `plugin` a spare instance if it has none
-    /// and the pool has room to spare (half of it is kept for evaluations).
-    fn replenish(self: &Arc<Self>, plugin: &LoadedPlugin, limits: Limits, used: Option<Instance>) {
-        let (runtime, pre, spare) = (self.clone(), plugin.pre.clone(), plugin.spare.clone());
-        tokio::spawn(async move {
-            drop(used);
-            if lock(&spare).is_some()
-                || runtime.slots.available_permits() < POOL_INSTANCES as usize / 2
-            {
-                return;
-            }
-            let Ok(slot) = runtime.slots.clone().try_acquire_owned() else {
-                return;
-            };
-            if let Ok(instance) = runtime.instantiate_in(&pre, slot, limits).await {
-                lock(&spare).get_or_insert(instance);
-            }
-        });
+        self.batch().evaluate(plugin, request, config, limits).await
     }
 
     /// A fresh instance of `plugin` in its own store, with `limits`, once a pool slot is free.
@@ -452,6 +411,97 @@ impl Runtime {
             }),
             Err(trap) => Err(describe_trap(&trap, limits)),
         }
+    }
+}
+
+/// Evaluations that leave their clean-up to the end: each runs in a fresh instance (the
+/// handler's spare if there is one, else one made now), and when the batch is dropped, one
+/// background task drops the instances used (wiping their pool slots) and makes new spares.
+/// Wiping a slot makes the kernel interrupt every core of the process (TLB shootdown): done
+/// while the next handler of a decision runs, it would slow that handler down.
+pub struct Batch {
+    runtime: Arc<Runtime>,
+    used: Vec<Used>,
+}
+
+/// What a batch has to clean up for one evaluation.
+struct Used {
+    instance: Option<Instance>,
+    pre: bindings::PluginPre<SandboxState>,
+    spare: Arc<Mutex<Option<Instance>>>,
+    limits: Limits,
+}
+
+impl Batch {
+    /// Runs one evaluation. Never panics and never returns `Allow` for a failure: every trap,
+    /// timeout, memory cap or plugin error comes back as `Err(why)`.
+    pub async fn evaluate(
+        &mut self,
+        plugin: &LoadedPlugin,
+        request: &ToolRequest,
+        config: &str,
+        limits: Limits,
+    ) -> Evaluation {
+        let started = Instant::now();
+        let deadline = limits.timeout + EPOCH_TICK * 4;
+        let spare = lock(&plugin.spare).take().filter(|s| s.limits == limits);
+        let run = async {
+            let mut instance = match spare {
+                Some(instance) => instance,
+                None => self.runtime.instantiate(plugin, limits).await?,
+            };
+            let outcome = instance.evaluate(request, config).await;
+            Ok::<_, String>((outcome, instance.take_logs(), instance))
+        };
+        // The epoch deadline stops guest code; the wall clock also stops a guest blocked in the host.
+        let (outcome, logs, instance) = match tokio::time::timeout(deadline, run).await {
+            Err(_) => (
+                Err(format!("timed out after {} ms", limits.timeout.as_millis())),
+                Vec::new(),
+                None,
+            ),
+            Ok(Err(error)) => (Err(error), Vec::new(), None),
+            Ok(Ok((outcome, logs, instance))) => (outcome, logs, Some(instance)),
+        };
+        self.used.push(Used {
+            instance,
+            pre: plugin.pre.clone(),
+            spare: plugin.spare.clone(),
+            limits,
+        });
+        Evaluation {
+            outcome,
+            logs,
+            elapsed: started.elapsed(),
+        }
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        let (runtime, mut used) = (self.runtime.clone(), std::mem::take(&mut self.used));
+        let Ok(background) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        background.spawn(async move {
+            for used in &mut used {
+                drop(used.instance.take());
+            }
+            for used in used {
+                // A spare only while half the pool stays free for evaluations.
+                if lock(&used.spare).is_some()
+                    || runtime.slots.available_permits() < POOL_INSTANCES as usize / 2
+                {
+                    continue;
+                }
+                let Ok(slot) = runtime.slots.clone().try_acquire_owned() else {
+                    continue;
+                };
+                if let Ok(instance) = runtime.instantiate_in(&used.pre, slot, used.limits).await {
+                    lock(&used.spare).get_or_insert(instance);
+                }
+            }
+        });
     }
 }
 

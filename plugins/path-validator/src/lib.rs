@@ -100,9 +100,11 @@ pub fn evaluate(
             continue;
         }
         let fold_case = resolution.case_insensitive;
-        let matched = patterns
-            .matching(&lexical, fold_case)
-            .or_else(|| patterns.matching(&canonical, fold_case));
+        let matched = patterns.matching(&lexical, fold_case).or_else(|| {
+            (canonical != lexical)
+                .then(|| patterns.matching(&canonical, fold_case))
+                .flatten()
+        });
         if let Some((pattern, protection)) = matched {
             let shown = if canonical == lexical {
                 path.raw.clone()

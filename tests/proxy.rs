@@ -3,7 +3,7 @@
 //! editor, which sees every line the proxy writes.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -279,17 +279,28 @@ fn text_of(update: &Value) -> Option<&str> {
         .map(str::trim_end)
 }
 
-#[test]
-fn the_editor_sees_every_update_in_order_and_only_the_real_questions() {
-    let sandbox = Sandbox::new();
-    let audit = sandbox.root.join("audit.jsonl");
-    let script = sdk_agent_script();
-    let mut editor = Editor::start(&sandbox, &audit, &["node", &script]);
+/// Where the proxies of these tests write their audit log.
+fn audit_of(sandbox: &Sandbox) -> PathBuf {
+    sandbox.root.join("audit.jsonl")
+}
+
+/// The proxy in front of the SDK agent with a session open and the prompt `commands` sent:
+/// the editor, the session id and the prompt's request id.
+fn commands_prompted(sandbox: &Sandbox) -> (Editor, String, u64) {
+    let mut editor = Editor::start(sandbox, &audit_of(sandbox), &["node", &sdk_agent_script()]);
     let session = editor.open_session(&sandbox.workspace);
     let prompt = editor.request(
         "session/prompt",
         json!({"sessionId": session, "prompt": [{"type": "text", "text": "commands"}]}),
     );
+    (editor, session, prompt)
+}
+
+#[test]
+fn the_editor_sees_every_update_in_order_and_only_the_real_questions() {
+    let sandbox = Sandbox::new();
+    let audit = audit_of(&sandbox);
+    let (mut editor, _, prompt) = commands_prompted(&sandbox);
 
     let mut texts = Vec::new();
     let mut tool_calls = Vec::new();
@@ -389,14 +400,8 @@ fn the_editor_sees_every_update_in_order_and_only_the_real_questions() {
 #[test]
 fn a_cancel_during_a_pending_ask_answers_cancelled_and_reaches_the_agent() {
     let sandbox = Sandbox::new();
-    let audit = sandbox.root.join("audit.jsonl");
-    let script = sdk_agent_script();
-    let mut editor = Editor::start(&sandbox, &audit, &["node", &script]);
-    let session = editor.open_session(&sandbox.workspace);
-    let prompt = editor.request(
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "commands"}]}),
-    );
+    let audit = audit_of(&sandbox);
+    let (mut editor, session, prompt) = commands_prompted(&sandbox);
     let ask = loop {
         let message = editor.next();
         if message["method"] == "session/request_permission" {
@@ -469,8 +474,7 @@ fn with_a_background_process(sandbox: &Sandbox) -> (Editor, i32, i32) {
         root = sandbox.root.display(),
         agent = sdk_agent_script()
     );
-    let audit = sandbox.root.join("audit.jsonl");
-    let mut editor = Editor::start(sandbox, &audit, &["sh", "-c", &script]);
+    let mut editor = Editor::start(sandbox, &audit_of(sandbox), &["sh", "-c", &script]);
     editor.open_session(&sandbox.workspace);
     let agent_pid = pid_in(&sandbox.root.join("agent.pid"));
     let sleeper = pid_in(&sandbox.root.join("sleeper.pid"));

@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::builtin;
 use crate::config::{Control, DefaultDecision, HandlerSpec, OnError, PluginRef, Policy, Tier};
 use crate::request::{
-    OptionKind, PermissionOption, SessionContext, ToolRequest, params_from_shorthand,
+    OptionKind, PermissionOption, SessionContext, ToolKind, ToolRequest, params_from_shorthand,
 };
 use crate::runtime::{Batch, LoadedPlugin, Runtime, Verdict};
 
@@ -117,6 +117,19 @@ impl Combiner {
     /// True once a requisite deny ended the chain.
     pub fn is_done(&self) -> bool {
         self.done
+    }
+
+    /// Whether `spec`'s handler runs on a request of `kind`: `None` once the chain has ended
+    /// (no later handler runs), `Some(false)` when it does not apply or is skipped.
+    pub fn runs(&self, spec: &HandlerSpec, kind: ToolKind) -> Option<bool> {
+        if self.done {
+            return None;
+        }
+        let applies = spec
+            .applies_to
+            .as_ref()
+            .is_none_or(|kinds| kinds.contains(&kind));
+        Some(applies && self.should_run(spec.tier, spec.control))
     }
 
     /// Takes one handler's verdict (`None` = abstain).
@@ -257,15 +270,10 @@ impl Chain {
         let mut batch = self.runtime.batch();
         for handler in &self.handlers {
             let spec = &handler.spec;
-            let applies = spec
-                .applies_to
-                .as_ref()
-                .is_none_or(|kinds| kinds.contains(&request.kind));
-            if combiner.is_done() {
-                break;
-            }
-            if !applies || !combiner.should_run(spec.tier, spec.control) {
-                continue;
+            match combiner.runs(spec, request.kind) {
+                None => break,
+                Some(false) => continue,
+                Some(true) => {}
             }
             let trace = self.evaluate_one(&mut batch, handler, request).await;
             combiner.record(

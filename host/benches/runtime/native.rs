@@ -31,15 +31,10 @@ impl NativeChain {
         let plugin_request = to_plugin_request(request);
         let mut combiner = Combiner::default();
         for spec in &self.policy.handlers {
-            let applies = spec
-                .applies_to
-                .as_ref()
-                .is_none_or(|kinds| kinds.contains(&request.kind));
-            if combiner.is_done() {
-                break;
-            }
-            if !applies || !combiner.should_run(spec.tier, spec.control) {
-                continue;
+            match combiner.runs(spec, request.kind) {
+                None => break,
+                Some(false) => continue,
+                Some(true) => {}
             }
             let verdict = match evaluate(&spec.plugin, &plugin_request, &spec.config_json) {
                 Ok(sdk::Verdict::Allow) => Some(Outcome::Allow),

@@ -504,3 +504,28 @@ fn killing_the_agent_ends_the_proxy() {
     std::io::Read::read_to_string(editor.child.stderr.as_mut().unwrap(), &mut err).unwrap();
     assert!(err.contains("the agent exited"), "{err}");
 }
+
+#[test]
+fn agent_lines_the_gate_cannot_read_never_reach_the_editor() {
+    // Bytes that are not text, a batch, plain words and a gated call without an id are each
+    // refused on their own; the relay goes on with the next line.
+    let sandbox = Sandbox::new();
+    let script = r#"printf '\377\376 not text\n[{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file"}]\nhello\n{"jsonrpc":"2.0","method":"fs/write_text_file","params":{}}\n{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"after"}}}}\n'; exec cat >/dev/null"#;
+    let mut editor = Editor::start(&sandbox, &audit_of(&sandbox), &["sh", "-c", script]);
+    let first = editor.next();
+    assert_eq!(text_of(&first), Some("after"), "{first}");
+    drop(editor.stdin.take());
+    assert_eq!(editor.wait(), Some(0));
+    let mut err = String::new();
+    std::io::Read::read_to_string(editor.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(
+        err.matches("not one JSON-RPC message; not forwarded")
+            .count(),
+        3,
+        "{err}"
+    );
+    assert!(
+        err.contains("`fs/write_text_file` without an id; not forwarded"),
+        "{err}"
+    );
+}

@@ -186,6 +186,7 @@ async fn drive(
         .client_capabilities(capabilities)
         .client_info(Implementation::new("acp-gate", env!("CARGO_PKG_VERSION")));
     let response = setup_step(
+        Phase::Initialize,
         "initialize",
         limit,
         cx.send_request(initialize).block_task(),
@@ -202,6 +203,7 @@ async fn drive(
 
     set_phase(Phase::NewSession);
     let session = setup_step(
+        Phase::NewSession,
         "session/new",
         limit,
         cx.send_request(NewSessionRequest::new(spec.workspace.clone()))
@@ -327,13 +329,14 @@ async fn turn(
             gate.output.stop(&stop);
             Ok(stop)
         }
-        Err(error) => Err(failure("session/prompt", &error)),
+        Err(error) => Err(failure(Phase::Turn, "session/prompt", &error)),
     }
 }
 
 /// `initialize` or `session/new`: bounded in time, and given up on when the agent breaks the
 /// protocol or the user presses Ctrl-C.
 async fn setup_step<T>(
+    phase: Phase,
     method: &str,
     limit: Duration,
     response: impl Future<Output = Result<T, Error>>,
@@ -343,7 +346,7 @@ async fn setup_step<T>(
     tokio::select! {
         result = tokio::time::timeout(limit, response) => match result {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(failure(method, &error)),
+            Ok(Err(error)) => Err(failure(phase, method, &error)),
             Err(_) => Err(Stop::Agent(format!(
                 "the agent did not answer `{method}` within {}s (--init-timeout)",
                 limit.as_secs_f64()
@@ -354,12 +357,15 @@ async fn setup_step<T>(
     }
 }
 
-fn failure(method: &str, error: &Error) -> Stop {
+/// Why `method`, sent in `phase`, got no answer. The agent's going away is worded as when its
+/// exit is noticed first (in `run`), so that the message does not depend on which comes first.
+fn failure(phase: Phase, method: &str, error: &Error) -> Stop {
     if agent_client_protocol::is_incoming_transport_closed(error)
         || agent_client_protocol::is_connection_terminated(error)
     {
         Stop::Agent(format!(
-            "the agent closed the connection (or exited) before answering `{method}`: {}",
+            "the agent exited (or closed the connection) {}: {}",
+            phase.describe(),
             describe(error)
         ))
     } else {

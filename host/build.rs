@@ -30,6 +30,7 @@ fn main() {
         }
     }
 
+    ensure_wasm_target();
     let target_dir = workspace_target_dir(&manifest_dir).join("wasm-plugins");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = Command::new(cargo);
@@ -76,6 +77,40 @@ fn main() {
     }
     table.push_str("];\n");
     std::fs::write(out_dir.join("builtins.rs"), table).unwrap();
+}
+
+/// Installs the wasm32-wasip2 standard library through rustup when the toolchain lacks it.
+/// rust-toolchain.toml asks rustup for it, but a toolchain installed earlier without it stays
+/// without it where rustup does not install by itself (`RUSTUP_AUTO_INSTALL=0`): the first
+/// `cargo run` would then fail with "can't find crate for `core`".
+fn ensure_wasm_target() {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let libdir = Command::new(&rustc)
+        .args(["--print", "target-libdir", "--target", "wasm32-wasip2"])
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()));
+    if libdir.is_some_and(|dir| dir.is_dir()) {
+        return;
+    }
+    println!(
+        "cargo:warning=the wasm32-wasip2 target is missing: installing it with `rustup target add wasm32-wasip2` (the built-in plugins are built for it)"
+    );
+    // `RUSTUP_TOOLCHAIN`, set by rustup's cargo, makes this the toolchain being built with.
+    let added = Command::new("rustup")
+        .args(["target", "add", "wasm32-wasip2"])
+        .status();
+    match added {
+        Ok(status) if status.success() => {}
+        Ok(status) => panic!(
+            "`rustup target add wasm32-wasip2` failed ({status}); install the target and build again"
+        ),
+        Err(error) => panic!(
+            "the wasm32-wasip2 target is missing and rustup cannot be run ({error}): install the \
+             target for this toolchain (the built-in plugins are built for it) and build again"
+        ),
+    }
 }
 
 /// The outer build's target directory: `CARGO_TARGET_DIR`, or `target/` beside the workspace.

@@ -116,7 +116,7 @@ fn decide(cases: &[&Case], sandbox: &Sandbox) -> Vec<String> {
             for key in ["expect", "why", "setup_files", "setup_symlinks"] {
                 short.as_object_mut().unwrap().remove(key);
             }
-            acp_gate::request::params_from_shorthand(&short).unwrap()
+            acp_gate::shorthand::params(&short).unwrap()
         })
         .collect();
     let (lines, output) = sandbox.check(None, &requests);

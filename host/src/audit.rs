@@ -1,5 +1,5 @@
-//! The audit log: one JSON line per decision, appended and flushed before the answer is sent.
-//! A decision that is not recorded did not happen.
+//! The audit log: one JSON line per decision ([`AuditLine`]), appended and flushed before the
+//! answer is sent. A decision that is not recorded did not happen.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -7,12 +7,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{Context, Result};
-use serde_json::json;
-use sha2::{Digest, Sha256};
 
 use crate::chain::Decision;
+use crate::digest::sha256_hex;
+use crate::record::{AuditLine, DecisionRecord};
 use crate::request::ToolRequest;
-use crate::runtime::hex;
 
 pub struct AuditLog {
     path: PathBuf,
@@ -61,23 +60,15 @@ impl AuditLog {
 
     /// Appends one decision. `answer` is the option id sent, `cancelled`, or what else was done.
     pub fn record(&self, request: &ToolRequest, decision: &Decision, answer: &str) -> Result<()> {
-        let timestamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        let line = json!({
-            "timestamp_ms": timestamp,
-            "request_digest": hex(&Sha256::digest(request.raw.to_string().as_bytes())),
-            "session_id": request.session_id,
-            "tool_call_id": request.tool_call_id,
-            "source": request.source,
-            "kind": request.kind,
-            "title": request.title,
-            "decision": decision.outcome,
-            "by_default": decision.by_default,
-            "reasons": decision.reasons,
-            "handlers": decision.handlers,
-            "answer": answer,
-        });
+        let line = AuditLine {
+            timestamp_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+            request_digest: sha256_hex(request.raw.to_string().as_bytes()),
+            record: DecisionRecord::new(request, decision),
+            answer,
+        };
+        let line = serde_json::to_string(&line)?;
         let mut file = self
             .file
             .lock()

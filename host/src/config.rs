@@ -16,6 +16,8 @@ use toml::Spanned;
 use crate::builtin;
 use crate::request::ToolKind;
 use crate::runtime::{Grant, Limits, default_grants};
+use crate::shorthand;
+use crate::verdict::Verdict;
 
 /// Where a layer comes from, most authoritative first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -55,24 +57,6 @@ pub enum Control {
     Optional,
 }
 
-/// What a failing handler (trap, timeout, memory cap, bad result, load failure) counts as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OnError {
-    Deny,
-    Ask,
-    Abstain,
-}
-
-/// The decision when every handler abstains.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DefaultDecision {
-    Allow,
-    Ask,
-    Deny,
-}
-
 /// Which plugin a handler runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PluginRef {
@@ -93,7 +77,7 @@ impl std::fmt::Display for PluginRef {
 #[derive(Debug, Clone)]
 pub struct InlineTest {
     pub request: serde_json::Value,
-    pub expect: String,
+    pub expect: Verdict,
     pub line: usize,
 }
 
@@ -107,7 +91,9 @@ pub struct HandlerSpec {
     pub plugin: PluginRef,
     pub sha256: Option<String>,
     pub control: Control,
-    pub on_error: OnError,
+    /// What a failure (trap, timeout, memory cap, bad result, load failure) counts as: deny,
+    /// ask, or (optional handlers only) abstain; never allow.
+    pub on_error: Verdict,
     pub limits: Limits,
     pub applies_to: Option<Vec<ToolKind>>,
     pub grants: BTreeSet<Grant>,
@@ -118,7 +104,8 @@ pub struct HandlerSpec {
 /// Every layer read and merged: what the chain is built from.
 #[derive(Debug, Clone)]
 pub struct Policy {
-    pub default: DefaultDecision,
+    /// The decision when every handler abstains: allow, ask or deny.
+    pub default: Verdict,
     pub handlers: Vec<HandlerSpec>,
     /// The files read, with their tier, for the trace.
     pub sources: Vec<(Tier, PathBuf)>,
@@ -200,7 +187,7 @@ struct FileSpec {
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct SettingsSpec {
-    default: Option<Spanned<DefaultDecision>>,
+    default: Option<Spanned<Verdict>>,
     /// Org only: `"ignore"` makes acp-gate read no project or user file.
     lower_layers: Option<Spanned<LowerLayers>>,
     /// `false` removes the built-in default chain beneath the files (org, or user with no org).
@@ -223,7 +210,7 @@ struct HandlerEntry {
     #[serde(default = "required_control")]
     control: Control,
     #[serde(default = "deny_on_error")]
-    on_error: Spanned<OnError>,
+    on_error: Spanned<Verdict>,
     timeout_ms: Option<Spanned<u64>>,
     memory_mb: Option<Spanned<u64>>,
     applies_to: Option<Vec<Spanned<String>>>,
@@ -238,8 +225,8 @@ fn required_control() -> Control {
     Control::Required
 }
 
-fn deny_on_error() -> Spanned<OnError> {
-    Spanned::new(0..0, OnError::Deny)
+fn deny_on_error() -> Spanned<Verdict> {
+    Spanned::new(0..0, Verdict::Deny)
 }
 
 /// A file being read: its path and text, for error positions.
@@ -273,12 +260,12 @@ impl Source<'_> {
 /// Reads every layer and merges them, or fails naming the first mistake.
 pub fn load(paths: &LayerPaths) -> Result<Policy> {
     let mut policy = Policy {
-        default: DefaultDecision::Ask,
+        default: Verdict::Ask,
         handlers: Vec::new(),
         sources: Vec::new(),
         notices: Vec::new(),
     };
-    let mut default_set_by: Option<(Tier, DefaultDecision)> = None;
+    let mut default_set_by: Option<(Tier, Verdict)> = None;
     let mut builtin_chain = true;
     let mut lower: Vec<(Tier, PathBuf)> = paths.lower.clone();
 
@@ -332,6 +319,13 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
         }
         if let Some(default) = &file.settings.default {
             let value = *default.get_ref();
+            if value == Verdict::Abstain {
+                return source.error(
+                    default.span(),
+                    "settings.default",
+                    "must be allow, ask or deny: it is what stands when every handler abstains",
+                );
+            }
             if let Some((higher, set)) = default_set_by
                 && value < set
             {
@@ -363,7 +357,7 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
     }
 
     if builtin_chain {
-        let mut floor = builtin::default_chain()?;
+        let mut floor = builtin_floor()?;
         if let Some(clash) = floor
             .handlers
             .iter()
@@ -389,8 +383,10 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
     Ok(policy)
 }
 
-/// Parses one file's text as a layer of its own (used for the built-in default chain).
-pub fn parse_layer(tier: Tier, path: &Path, text: &str) -> Result<Policy> {
+/// The built-in default chain as a policy layer of its own.
+pub fn builtin_floor() -> Result<Policy> {
+    let path = Path::new("<builtin default chain>");
+    let text = builtin::DEFAULT_CHAIN;
     let source = Source { path, text };
     let file: FileSpec =
         toml::from_str(text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
@@ -398,15 +394,12 @@ pub fn parse_layer(tier: Tier, path: &Path, text: &str) -> Result<Policy> {
         .handler
         .iter()
         .enumerate()
-        .map(|(position, entry)| handler_spec(&source, tier, position, entry))
+        .map(|(position, entry)| handler_spec(&source, Tier::Builtin, position, entry))
         .collect::<Result<Vec<_>>>()?;
     Ok(Policy {
-        default: file
-            .settings
-            .default
-            .map_or(DefaultDecision::Ask, |d| *d.get_ref()),
+        default: file.settings.default.map_or(Verdict::Ask, |d| *d.get_ref()),
         handlers,
-        sources: vec![(tier, path.to_path_buf())],
+        sources: vec![(Tier::Builtin, path.to_path_buf())],
         notices: Vec::new(),
     })
 }
@@ -482,7 +475,14 @@ fn handler_spec(
     };
 
     let on_error = *entry.on_error.get_ref();
-    if on_error == OnError::Abstain && entry.control != Control::Optional {
+    if on_error == Verdict::Allow {
+        return source.error(
+            entry.on_error.span(),
+            &key("on_error"),
+            "a failing handler never allows: deny, ask or abstain",
+        );
+    }
+    if on_error == Verdict::Abstain && entry.control != Control::Optional {
         return source.error(
             entry.on_error.span(),
             &key("on_error"),
@@ -527,10 +527,7 @@ fn handler_spec(
     };
 
     let grants = match &entry.imports {
-        None => match plugin {
-            PluginRef::Builtin(name) => builtin::grants(name),
-            PluginRef::File(_) => default_grants(),
-        },
+        None => default_grants(),
         Some(names) => {
             let mut grants = BTreeSet::new();
             for name in names {
@@ -557,25 +554,15 @@ fn handler_spec(
     for (number, case) in entry.test.iter().enumerate() {
         let table = case.get_ref();
         let test_key = key(&format!("test[{number}]"));
-        let Some(expect) = table.get("expect").and_then(|v| v.as_str()) else {
-            return source.error(
-                case.span(),
-                &format!("{test_key}.expect"),
-                "missing (allow | deny | ask | abstain)",
-            );
+        let expect = match shorthand::expected_verdict(table) {
+            Ok(expect) => expect,
+            Err(why) => return source.error(case.span(), &format!("{test_key}.expect"), why),
         };
-        if !["allow", "deny", "ask", "abstain"].contains(&expect) {
-            return source.error(
-                case.span(),
-                &format!("{test_key}.expect"),
-                format!("`{expect}` is not allow | deny | ask | abstain"),
-            );
-        }
         let mut request = table.clone();
         request.remove("expect");
         tests.push(InlineTest {
             request: serde_json::to_value(&request)?,
-            expect: expect.to_owned(),
+            expect,
             line: source.line(case.span().start),
         });
     }

@@ -1,9 +1,12 @@
 //! acp-gate: a permission gate for coding agents that speak the Agent Client Protocol.
 //!
-//! A permission request goes: [`request`] (normalise what the agent sent) -> [`chain`] (run
-//! every handler of the [`config`] layers in its [`runtime`] sandbox, combine the verdicts)
-//! -> [`audit`] (record the decision) -> the answer. [`check`] does this offline for recorded
-//! requests; [`builtin`] holds the embedded plugins and the default chain.
+//! A permission request goes: `acp::gate` (read it, with what the agent announced earlier) ->
+//! [`request`] (normalise what the agent sent) -> [`chain`] (run every handler of the
+//! [`config`] layers in its [`runtime`] sandbox, combine the [`verdict`]s) -> `audit` (record
+//! the decision, as a `record`) -> the answer, which `acp::client` (`run`) or `acp::proxy`
+//! (`proxy`) sends. `cli` parses the command line and `cmd` holds one entry point per command;
+//! `cmd::check` decides recorded requests offline. [`builtin`] holds the embedded plugins and
+//! the default chain's text; [`shorthand`] reads the short request form of tests and cases.
 //!
 //! ```no_run
 //! # async fn example() -> anyhow::Result<()> {
@@ -13,23 +16,29 @@
 //! let params = serde_json::json!({"sessionId": "s", "toolCall": {"toolCallId": "1", "rawInput": {"command": "rm -rf ~"}}});
 //! let request = ToolRequest::from_permission_request(&params, None, &SessionContext::for_workspace("s", &workspace))?;
 //! let decision = chain.decide(&request).await;
-//! println!("{}", decision.outcome.as_str()); // deny
+//! println!("{}", decision.outcome); // deny
 //! # Ok(()) }
 //! ```
 
-pub mod acp;
-pub mod audit;
+mod acp;
+mod args;
+mod audit;
 pub mod builtin;
-pub mod cache;
+mod cache;
 pub mod chain;
-pub mod check;
 pub mod cli;
+mod cmd;
 pub mod config;
+mod digest;
+mod exit;
 pub mod paths;
-pub mod plugin;
+mod record;
 pub mod request;
 pub mod runtime;
-pub mod style;
+mod scaffold;
+pub mod shorthand;
+mod style;
+pub mod verdict;
 
 use std::path::PathBuf;
 

@@ -60,6 +60,18 @@ pub enum RequestSource {
     TerminalCreate,
 }
 
+impl RequestSource {
+    /// The ACP method the request came as.
+    pub fn method(self) -> &'static str {
+        match self {
+            RequestSource::PermissionRequest => "session/request_permission",
+            RequestSource::FsRead => "fs/read_text_file",
+            RequestSource::FsWrite => "fs/write_text_file",
+            RequestSource::TerminalCreate => "terminal/create",
+        }
+    }
+}
+
 /// ACP's `PermissionOptionKind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -109,6 +121,26 @@ pub struct Diff {
 pub struct CommandLine {
     pub argv: Option<Vec<String>>,
     pub shell: Option<String>,
+}
+
+impl CommandLine {
+    /// The command as a person reads it: the shell string, else the argv as a shell would show
+    /// it (words with spaces or metacharacters single-quoted).
+    pub fn text(&self) -> String {
+        if let Some(shell) = &self.shell {
+            return shell.clone();
+        }
+        let quote = |word: &String| {
+            let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+            if !word.is_empty() && word.chars().all(plain) {
+                word.clone()
+            } else {
+                format!("'{}'", word.replace('\'', r"'\''"))
+            }
+        };
+        let argv = self.argv.as_deref().unwrap_or_default();
+        argv.iter().map(quote).collect::<Vec<_>>().join(" ")
+    }
 }
 
 /// Where a session runs: what relative paths and `~` mean for its requests.
@@ -554,68 +586,6 @@ fn access_for(kind: ToolKind) -> Access {
         ToolKind::Delete => Access::Delete,
         ToolKind::Edit | ToolKind::Move | ToolKind::SwitchMode | ToolKind::Other => Access::Write,
     }
-}
-
-/// Builds `session/request_permission` params from the short form used by inline tests in
-/// `handlers.toml`, plugin test cases and the corpus:
-/// `{ command = "..." }`, `{ argv = [..] }`, `{ kind = "edit", path = "...", content = "..." }`,
-/// `{ title, kind, paths = [..] }`, or `{ request = { ...full params... } }`.
-pub fn params_from_shorthand(case: &Value) -> Result<Value> {
-    let case = case.as_object().context("a test request must be a table")?;
-    if let Some(full) = case.get("request") {
-        return Ok(full.clone());
-    }
-    let kind = case.get("kind").and_then(Value::as_str);
-    let mut raw_input = Map::new();
-    let mut title = case.get("title").and_then(Value::as_str).map(str::to_owned);
-    if let Some(command) = case.get("command") {
-        raw_input.insert("command".into(), command.clone());
-        title.get_or_insert_with(|| {
-            command
-                .as_str()
-                .map_or_else(|| command.to_string(), str::to_owned)
-        });
-    }
-    if let Some(argv) = case.get("argv") {
-        raw_input.insert("command".into(), argv.clone());
-        title.get_or_insert_with(|| argv.to_string());
-    }
-    if let Some(path) = case.get("path") {
-        raw_input.insert("file_path".into(), path.clone());
-        title.get_or_insert_with(|| {
-            format!("{} {}", kind.unwrap_or("read"), path.as_str().unwrap_or(""))
-        });
-    }
-    for key in ["content", "old_string", "new_string", "url", "cwd"] {
-        if let Some(value) = case.get(key) {
-            raw_input.insert(key.into(), value.clone());
-        }
-    }
-    let locations: Vec<Value> = case
-        .get("paths")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|p| json!({ "path": p }))
-        .collect();
-    let mut tool_call = json!({
-        "toolCallId": case.get("id").and_then(Value::as_str).unwrap_or("test"),
-        "title": title.unwrap_or_default(),
-        "rawInput": raw_input,
-        "locations": locations,
-    });
-    if let Some(kind) = kind {
-        tool_call["kind"] = json!(kind);
-    }
-    Ok(json!({
-        "sessionId": "test",
-        "toolCall": tool_call,
-        "options": [
-            { "optionId": "allow", "name": "Allow", "kind": "allow_once" },
-            { "optionId": "always", "name": "Always allow", "kind": "allow_always" },
-            { "optionId": "reject", "name": "Reject", "kind": "reject_once" },
-        ],
-    }))
 }
 
 #[cfg(test)]

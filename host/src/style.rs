@@ -2,7 +2,8 @@
 
 use std::io::IsTerminal;
 
-use crate::chain::Outcome;
+use crate::chain::HandlerTrace;
+use crate::verdict::Verdict;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Style {
@@ -50,21 +51,57 @@ impl Style {
         self.paint("33", text)
     }
 
-    /// A verdict word (`allow`, `deny`, `ask`, `abstain`) in its colour, padded to `width`.
-    pub fn verdict(self, verdict: &str, width: usize) -> String {
-        let padded = format!("{verdict:<width$}");
-        match verdict {
-            "allow" => self.green(&padded),
-            "deny" => self.red(&padded),
-            "ask" => self.yellow(&padded),
-            _ => self.dim(&padded),
-        }
+    /// A verdict word in its colour, padded to `width`.
+    pub fn verdict(self, verdict: Verdict, width: usize) -> String {
+        self.verdict_text(verdict, &format!("{:<width$}", verdict.as_str()))
     }
 
     /// The combined outcome, upper-case and bold in its colour.
-    pub fn outcome(self, outcome: Outcome) -> String {
-        let word = outcome.as_str().to_uppercase();
-        self.bold(&self.verdict(&word.to_lowercase(), 0))
-            .replace(outcome.as_str(), &word)
+    pub fn outcome(self, outcome: Verdict) -> String {
+        self.bold(&self.verdict_text(outcome, &outcome.as_str().to_uppercase()))
+    }
+
+    fn verdict_text(self, verdict: Verdict, text: &str) -> String {
+        match verdict {
+            Verdict::Allow => self.green(text),
+            Verdict::Deny => self.red(text),
+            Verdict::Ask => self.yellow(text),
+            Verdict::Abstain => self.dim(text),
+        }
+    }
+
+    /// Each handler's verdict and reason, names aligned, after `indent`; with `timed`, also
+    /// its time and its log lines.
+    pub fn handler_lines(
+        self,
+        handlers: &[HandlerTrace],
+        indent: &str,
+        timed: bool,
+    ) -> Vec<String> {
+        let width = handlers.iter().map(|h| h.name.len()).max().unwrap_or(0);
+        let mut lines = Vec::new();
+        for handler in handlers {
+            let reason = handler.reason.as_deref().unwrap_or("");
+            let verdict = self.verdict(handler.verdict, 7);
+            let line = match timed {
+                true => format!(
+                    "{indent}{:<width$}  {verdict}  {:>7}  {reason}",
+                    handler.name,
+                    format!("{} µs", handler.elapsed_us)
+                ),
+                false => format!("{indent}{:<width$}  {verdict}  {reason}", handler.name),
+            };
+            lines.push(line.trim_end().to_owned());
+            if timed {
+                for log in &handler.logs {
+                    lines.push(format!(
+                        "{indent}{:<width$}  {}",
+                        "",
+                        self.dim(&format!("log {log}"))
+                    ));
+                }
+            }
+        }
+        lines
     }
 }

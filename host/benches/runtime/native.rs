@@ -6,10 +6,13 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use acp_gate::builtin;
-use acp_gate::chain::{Combiner, Outcome};
-use acp_gate::config::{OnError, PluginRef, Policy};
+use std::collections::BTreeSet;
+
+use acp_gate::chain::Combiner;
+use acp_gate::config::{self, PluginRef, Policy};
 use acp_gate::request::{self, ToolRequest};
+use acp_gate::runtime::{Grant, default_grants};
+use acp_gate::verdict::Verdict;
 use acp_gate_plugin as sdk;
 
 /// A policy whose handlers are built-in plugins, judged without a sandbox.
@@ -21,13 +24,13 @@ impl NativeChain {
     /// The built-in default chain (its handlers, `applies_to`, control flags and config).
     pub fn default_chain() -> Result<NativeChain> {
         Ok(NativeChain {
-            policy: builtin::default_chain()?,
+            policy: config::builtin_floor()?,
         })
     }
 
     /// What `Chain::decide` decides, handler by handler, with plain calls instead of sandboxed
     /// evaluations.
-    pub fn decide(&self, request: &ToolRequest) -> Outcome {
+    pub fn decide(&self, request: &ToolRequest) -> Verdict {
         let plugin_request = to_plugin_request(request);
         let mut combiner = Combiner::default();
         for spec in &self.policy.handlers {
@@ -37,20 +40,23 @@ impl NativeChain {
                 Some(true) => {}
             }
             let verdict = match evaluate(&spec.plugin, &plugin_request, &spec.config_json) {
-                Ok(sdk::Verdict::Allow) => Some(Outcome::Allow),
-                Ok(sdk::Verdict::Ask(_)) => Some(Outcome::Ask),
-                Ok(sdk::Verdict::Deny(_)) => Some(Outcome::Deny),
-                Ok(sdk::Verdict::Abstain) => None,
-                Err(_) => match spec.on_error {
-                    OnError::Deny => Some(Outcome::Deny),
-                    OnError::Ask => Some(Outcome::Ask),
-                    OnError::Abstain => None,
-                },
+                Ok(verdict) => Verdict::parse(verdict_name(&verdict)).expect("a verdict word"),
+                Err(_) => spec.on_error,
             };
             combiner.record(spec.tier, spec.control, verdict);
         }
         combiner.finish(self.policy.default).0
     }
+}
+
+/// What the default chain grants built-in plugin `name` (where it is not in the chain: the
+/// default grants).
+pub fn builtin_grants(name: &str) -> Result<BTreeSet<Grant>> {
+    Ok(config::builtin_floor()?
+        .handlers
+        .into_iter()
+        .find(|h| h.plugin == PluginRef::Builtin(name))
+        .map_or_else(default_grants, |h| h.grants))
 }
 
 /// One built-in plugin's verdict: what its component's `evaluate` export runs (the config

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use acp_gate::builtin;
 use acp_gate::config::PluginRef;
-use acp_gate::runtime::{Limits, Verdict};
+use acp_gate::runtime::Limits;
 
 use crate::native::{self, to_plugin_request};
 use crate::{Comparison, Fixture, Report, Stats, permission_params, repo, same_decision};
@@ -47,15 +47,6 @@ fn team_policy_rules() -> Result<Vec<Value>> {
         .clone())
 }
 
-fn sandboxed_name(verdict: &Verdict) -> &'static str {
-    match verdict {
-        Verdict::Allow => "allow",
-        Verdict::Deny(_) => "deny",
-        Verdict::Ask(_) => "ask",
-        Verdict::Abstain => "abstain",
-    }
-}
-
 pub async fn compare(fixture: &Fixture, report: &mut Report) -> Result<()> {
     report.section(
         "org policy: team-policy rules through the sandbox (fresh instance) vs the same rules in Rego (regorus, in-process)",
@@ -82,7 +73,7 @@ pub async fn compare(fixture: &Fixture, report: &mut Report) -> Result<()> {
         name,
         builtin::bytes(name).context("org-policy is built in")?,
         None,
-        &builtin::grants(name),
+        &native::builtin_grants(name)?,
     )?;
     let org_policy = PluginRef::Builtin(name);
     let mut engine = regorus::Engine::new();
@@ -104,7 +95,7 @@ pub async fn compare(fixture: &Fixture, report: &mut Report) -> Result<()> {
             .await
             .outcome
             .map_err(anyhow::Error::msg)?;
-        let decided = sandboxed_name(&sandboxed);
+        let decided = sandboxed.verdict.as_str();
         println!("command `{command}` -> {decided}");
         ensure!(decided == expected, "org-policy: {decided} for `{command}`");
         same_decision(command, decided, ("Rego", &rego()?))?;

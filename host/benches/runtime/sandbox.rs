@@ -120,7 +120,7 @@ pub async fn instances(fixture: &Fixture, report: &mut Report) -> Result<()> {
         let bytes = builtin::bytes(name).context("a built-in without bytes")?;
         let plugin = fixture
             .runtime
-            .load(name, bytes, None, &builtin::grants(name))?;
+            .load(name, bytes, None, &native::builtin_grants(name)?)?;
         let (fresh, reused) =
             fresh_vs_reused(&fixture.runtime, &plugin, &request, "{}", EVALUATIONS).await?;
         let builtin = PluginRef::Builtin(name);

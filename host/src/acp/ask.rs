@@ -9,6 +9,7 @@ use tokio::sync::{Mutex, mpsc};
 use crate::chain::Decision;
 use crate::request::{OptionKind, ToolRequest};
 use crate::style::Style;
+use crate::verdict::Verdict;
 
 /// Most diff lines shown in a prompt; the rest is summarised.
 const MAX_DIFF_LINES: usize = 80;
@@ -102,11 +103,15 @@ impl Prompter {
             ),
         ];
         text.extend(details(request, s));
-        for handler in decision.handlers.iter().filter(|h| h.verdict != "abstain") {
+        for handler in decision
+            .handlers
+            .iter()
+            .filter(|h| h.verdict != Verdict::Abstain)
+        {
             text.push(format!(
                 "  {}  {}  {}",
                 handler.name,
-                s.verdict(&handler.verdict, 7),
+                s.verdict(handler.verdict, 7),
                 handler.reason.as_deref().unwrap_or("")
             ));
         }
@@ -169,12 +174,7 @@ pub fn kind_name(kind: OptionKind) -> &'static str {
 fn details(request: &ToolRequest, s: Style) -> Vec<String> {
     let mut lines = Vec::new();
     if let Some(command) = &request.command {
-        let text = command
-            .shell
-            .clone()
-            .or_else(|| command.argv.as_ref().map(|a| a.join(" ")))
-            .unwrap_or_default();
-        lines.push(format!("  {} {}", s.dim("$"), s.bold(&text)));
+        lines.push(format!("  {} {}", s.dim("$"), s.bold(&command.text())));
         lines.push(format!("  {} {}", s.dim("in"), request.cwd.display()));
     }
     for path in &request.paths {

@@ -1,50 +1,62 @@
-//! The gate: what acp-gate does with each message the agent sends during a session.
-//!
-//! Every `session/request_permission`, `fs/*` and `terminal/create` becomes a
-//! [`ToolRequest`] (enriched from the [`ToolCallTracker`]), goes through the [`Chain`], is
-//! settled (the chain's allow or deny; for ask, a session rule, the person at the terminal, or
-//! an escalation), is recorded in the [`AuditLog`], and only then answered. The work runs in
-//! tasks spawned off the connection's dispatch loop, so a slow plugin or a person thinking
-//! never stalls the stream.
+//! `run`'s front end: acp-gate as the agent's client. Every message the agent sends during a
+//! session arrives here. Gated requests go through the shared [`Gate`]; an ask is settled by
+//! `run`'s ask policy ([`settle`]: a session rule, the person at the terminal, or an
+//! escalation); the `fs` and `terminal` calls the chain allowed are carried out here. The work
+//! runs in tasks spawned off the connection's dispatch loop, so a slow plugin or a person
+//! thinking never stalls the stream.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Mutex, RwLock};
 
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Error, ErrorCode, UntypedMessage};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::ask::{Answer, PromptChoice, Prompter};
-use super::calls::{self, Call, DENIED};
+use super::ask::{Answer as Choice, PromptChoice, Prompter};
+use super::calls::Call;
 use super::fs;
-use super::output::{Output, ResolvedBy, subject};
+use super::gate::{Answer, Asked, Gate, Judged, Reply};
 use super::rules::{SessionRule, SessionRules};
 use super::terminal::{Spawn, Terminals};
-use super::tracker::ToolCallTracker;
-use crate::audit::AuditLog;
-use crate::chain::{Chain, Decision, Outcome};
-use crate::request::{OptionKind, PermissionOption, SessionContext, ToolRequest};
+use crate::chain::Decision;
+use crate::record::ResolvedBy;
+use crate::request::{OptionKind, SessionContext};
+use crate::verdict::Verdict;
 
 /// ACP's "resource not found".
 const NOT_FOUND: i32 = -32002;
 
-/// How the requests of a session were settled, for the summary.
-#[derive(Debug, Default)]
-pub struct Tally {
-    pub allowed: AtomicUsize,
-    pub denied: AtomicUsize,
-    pub escalated: AtomicUsize,
-    pub cancelled: AtomicUsize,
+/// How `run` settles a decision before anyone is prompted: its ask policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settle {
+    /// Settled without a person: allowed or rejected, and by whom.
+    Now { allow: bool, by: ResolvedBy },
+    /// The turn was cancelled first.
+    Cancelled,
+    /// Ask the person at the terminal.
+    Prompt,
 }
 
-/// The settled answer to one request, before it is put in the agent's terms.
-#[derive(Debug, Clone)]
-enum Action {
-    Allow {
-        chosen: Option<String>,
-    },
+/// The ask policy. The chain's allow and deny stand; an ask is settled by a session rule that
+/// `remembered` it, else by the person at the terminal (`can_prompt`), else it is rejected and
+/// escalated. A cancelled turn answers everything `cancelled`.
+pub fn settle(outcome: Verdict, cancelled: bool, remembered: bool, can_prompt: bool) -> Settle {
+    let now = |allow, by| Settle::Now { allow, by };
+    match outcome {
+        _ if cancelled => Settle::Cancelled,
+        Verdict::Allow => now(true, ResolvedBy::Chain),
+        Verdict::Deny => now(false, ResolvedBy::Chain),
+        _ if remembered => now(true, ResolvedBy::SessionRule),
+        _ if can_prompt => Settle::Prompt,
+        _ => now(false, ResolvedBy::Escalated),
+    }
+}
+
+/// What a person or the policy settled, before it is put in the agent's terms.
+enum Settled {
+    /// With the agent's option the person chose, if they chose one of its options.
+    Allow(Option<String>),
     Reject {
         chosen: Option<String>,
         message: Option<String>,
@@ -52,50 +64,27 @@ enum Action {
     Cancelled,
 }
 
-struct Settlement {
-    action: Action,
-    resolved_by: ResolvedBy,
-}
-
-pub struct Gate {
-    chain: Arc<Chain>,
-    audit: AuditLog,
+pub struct Client {
+    pub gate: Gate,
     ctx: RwLock<SessionContext>,
-    tracker: Mutex<ToolCallTracker>,
     rules: Mutex<SessionRules>,
     /// `None`: nobody to ask (`--non-interactive`, or stdin is not a terminal).
     prompter: Option<Prompter>,
-    pub output: Output,
     /// True from `session/cancel` until the next turn starts.
     cancelled: watch::Sender<bool>,
     terminals: Terminals,
-    pub tally: Tally,
 }
 
-impl Gate {
-    pub fn new(
-        chain: Arc<Chain>,
-        audit: AuditLog,
-        ctx: SessionContext,
-        prompter: Option<Prompter>,
-        output: Output,
-    ) -> Gate {
-        Gate {
-            chain,
-            audit,
+impl Client {
+    pub fn new(gate: Gate, ctx: SessionContext, prompter: Option<Prompter>) -> Client {
+        Client {
+            gate,
             ctx: RwLock::new(ctx),
-            tracker: Mutex::new(ToolCallTracker::default()),
             rules: Mutex::new(SessionRules::default()),
             prompter,
-            output,
             cancelled: watch::channel(false).0,
             terminals: Terminals::default(),
-            tally: Tally::default(),
         }
-    }
-
-    pub fn audit_path(&self) -> &std::path::Path {
-        self.audit.path()
     }
 
     pub fn set_session_id(&self, id: &str) {
@@ -119,10 +108,6 @@ impl Gate {
         self.cancelled.send_replace(true);
     }
 
-    pub fn escalations(&self) -> usize {
-        self.tally.escalated.load(Ordering::Relaxed)
-    }
-
     /// The session rules, for the interactive `/rules` and `/forget N` commands.
     pub fn with_rules<T>(&self, f: impl FnOnce(&mut SessionRules) -> T) -> T {
         f(&mut self.rules.lock().unwrap_or_else(|p| p.into_inner()))
@@ -137,10 +122,6 @@ impl Gate {
         let _ = rx.wait_for(|cancelled| *cancelled).await;
     }
 
-    fn is_cancelled(&self) -> bool {
-        *self.cancelled.borrow()
-    }
-
     /// A notification from the agent: `session/update` feeds the tracker and the output.
     pub fn on_notification(&self, message: UntypedMessage) {
         let (method, params) = message.into_parts();
@@ -150,266 +131,286 @@ impl Gate {
         let Some(update) = params.get("update") else {
             return;
         };
-        let merged = self
-            .tracker
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .observe(update);
-        self.output.update(update, merged.as_ref());
+        let merged = self.gate.observe(update);
+        self.gate.output.update(update, merged.as_ref());
     }
 
-    /// A request from the agent. Runs on the dispatch loop: it reads what it needs from the
-    /// tracker now (so the notifications sent before it are taken into account), then moves
-    /// the slow part into a task.
+    /// A request from the agent. Runs on the dispatch loop: the gate reads what it needs from
+    /// the tracker now (so the notifications sent before it are taken into account), then the
+    /// slow part moves into a task.
     pub fn on_request(
-        self: &Arc<Self>,
+        self: &std::sync::Arc<Self>,
         message: UntypedMessage,
         responder: Responder<Value>,
         cx: &ConnectionTo<Agent>,
     ) -> Result<(), Error> {
         let (method, params) = message.into_parts();
-        let gate = self.clone();
-        if let Some(call) = Call::parse(&method, &params) {
+        let client = self.clone();
+        if let Some(asked) = self.gate.read(&method, params.clone()) {
             return cx.spawn(async move {
-                match call {
-                    Ok(call) => respond_call(responder, gate.carry_out(call).await),
-                    Err(error) => respond_call(responder, Err(error)),
-                }
+                let result = match asked {
+                    Ok(asked) => client.gated(asked).await,
+                    Err(error) => Err(error),
+                };
+                let _ = match result {
+                    Ok(value) => responder.respond(value),
+                    Err(error) => responder.respond_with_error(error),
+                };
                 Ok(())
             });
         }
-        match method.as_str() {
-            "session/request_permission" => {
-                let earlier = params
-                    .pointer("/toolCall/toolCallId")
-                    .and_then(Value::as_str)
-                    .and_then(|id| {
-                        self.tracker
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .get(id)
-                    });
-                cx.spawn(async move {
-                    gate.permission(params, earlier, responder).await;
+        let terminal = |params: &Value| {
+            params
+                .get("terminalId")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| anyhow::anyhow!("no `terminalId`"))
+        };
+        let result = match method.as_str() {
+            "terminal/wait_for_exit" => {
+                return cx.spawn(async move {
+                    let result = match terminal(&params) {
+                        Ok(id) => client
+                            .terminals
+                            .wait_for_exit(&id)
+                            .await
+                            .map(|e| e.to_json()),
+                        Err(error) => Err(error),
+                    };
+                    respond(responder, result);
                     Ok(())
-                })
+                });
             }
-            "terminal/wait_for_exit" => cx.spawn(async move {
-                let result = match terminal_id(&params) {
-                    Ok(id) => gate.terminals.wait_for_exit(&id).await.map(|e| e.to_json()),
-                    Err(error) => Err(error),
-                };
-                respond(responder, result);
-                Ok(())
-            }),
-            "terminal/output" => {
-                let result = terminal_id(&params).and_then(|id| self.terminals.output(&id));
-                respond(responder, result);
-                Ok(())
+            "terminal/output" => terminal(&params).and_then(|id| self.terminals.output(&id)),
+            "terminal/kill" => terminal(&params)
+                .and_then(|id| self.terminals.kill(&id))
+                .map(|()| json!({})),
+            "terminal/release" => terminal(&params)
+                .and_then(|id| self.terminals.release(&id))
+                .map(|()| json!({})),
+            _ => {
+                return responder.respond_with_error(
+                    Error::method_not_found().data(json!({ "method": method })),
+                );
             }
-            "terminal/kill" => {
-                let result = terminal_id(&params)
-                    .and_then(|id| self.terminals.kill(&id))
-                    .map(|()| json!({}));
-                respond(responder, result);
-                Ok(())
-            }
-            "terminal/release" => {
-                let result = terminal_id(&params)
-                    .and_then(|id| self.terminals.release(&id))
-                    .map(|()| json!({}));
-                respond(responder, result);
-                Ok(())
-            }
-            _ => responder
-                .respond_with_error(Error::method_not_found().data(json!({ "method": method }))),
-        }
+        };
+        respond(responder, result);
+        Ok(())
     }
 
-    /// `session/request_permission`: answered with the offered option the settlement selects,
-    /// by kind, or `cancelled`.
-    async fn permission(&self, params: Value, earlier: Option<Value>, responder: Responder<Value>) {
-        let request =
-            match ToolRequest::from_permission_request(&params, earlier.as_ref(), &self.ctx()) {
-                Ok(request) => request,
-                Err(error) => {
-                    self.output
-                        .error(&format!("an unreadable permission request: {error:#}"));
-                    let _ = responder.respond_with_error(
-                        Error::invalid_params().data(json!(format!("{error:#}"))),
-                    );
-                    return;
-                }
-            };
-        // What the tool would be run with: in the request, or announced in the tool call.
-        let input = params
-            .pointer("/toolCall/rawInput")
-            .or_else(|| earlier.as_ref().and_then(|e| e.get("rawInput")))
-            .cloned()
-            .unwrap_or(Value::Null);
-        let decision = self.chain.decide(&request).await;
-        let choices: Vec<PromptChoice> = request
-            .options
-            .iter()
-            .map(|o| PromptChoice {
-                label: o.name.clone(),
-                kind: o.kind,
-                id: Some(o.id.clone()),
-            })
-            .collect();
-        let settlement = self.settle(&request, &decision, &choices).await;
-        let (option, message) = match &settlement.action {
-            Action::Allow { chosen } => (
-                pick(
-                    &request.options,
-                    chosen.as_deref(),
-                    OptionKind::AllowOnce,
-                    &decision,
-                    &settlement,
-                ),
-                None,
-            ),
-            Action::Reject { chosen, message } => (
-                pick(
-                    &request.options,
-                    chosen.as_deref(),
-                    OptionKind::RejectOnce,
-                    &decision,
-                    &settlement,
-                ),
-                message.clone(),
-            ),
-            Action::Cancelled => (None, None),
-        };
-        let answer = option.map_or("cancelled", |o| o.id.as_str()).to_owned();
-        let mut response = match option {
-            Some(option) => json!({ "outcome": { "outcome": "selected", "optionId": option.id } }),
-            None => json!({ "outcome": { "outcome": "cancelled" } }),
-        };
-        if let Some(message) = &message {
-            // ACP has no field for it: agents that read `_meta` can show it to their model.
-            response["_meta"] = json!({ "acpGate": { "message": message } });
-        }
-        if !self.record(
-            &request,
-            &decision,
-            &settlement,
-            &answer,
-            message.as_deref(),
-            &input,
-        ) {
-            let _ = responder.respond_with_error(Error::internal_error().data(json!(
-                "acp-gate could not record the decision in its audit log, so it was not made"
-            )));
-            return;
-        }
-        let _ = responder.respond(response);
-    }
-
-    /// A gated call acp-gate carries out itself once the chain (or the person) allowed it.
-    async fn carry_out(&self, call: Call) -> Result<Value, Error> {
+    /// A permission request or gated call: judged, settled, recorded, then answered (and, for
+    /// an allowed call, carried out).
+    async fn gated(&self, asked: Asked) -> Result<Value, Error> {
         let ctx = self.ctx();
-        let request = call.tool_request(&ctx);
-        match &call {
-            Call::Read { path, line, limit } => {
-                let decided = fs::resolve(path, &ctx);
-                self.gated_call(&request, &ctx, Some((path, &decided)), |target| {
-                    let target = target.expect("fs calls have a target");
-                    fs::read(&target, *line, *limit).map(|content| json!({ "content": content }))
-                })
-                .await
+        // Where a file call's path led when the request arrived, to check again before acting.
+        let target = match &asked {
+            Asked::Call(Call::Read { path, .. } | Call::Write { path, .. }) => {
+                Some((path.clone(), fs::resolve(path, &ctx)))
             }
-            Call::Write { path, content } => {
-                let decided = fs::resolve(path, &ctx);
-                self.gated_call(&request, &ctx, Some((path, &decided)), |target| {
-                    let target = target.expect("fs calls have a target");
-                    fs::write(&target, content).map(|()| json!({}))
-                })
-                .await
-            }
-            Call::Terminal {
-                command,
-                args,
-                env,
-                output_limit,
-                ..
-            } => {
-                let run_in = request.cwd.clone();
-                self.gated_call(&request, &ctx, None, |_| {
-                    self.terminals
-                        .create(Spawn {
-                            command,
-                            args,
-                            cwd: &run_in,
-                            env: env.clone(),
-                            output_limit: *output_limit,
-                        })
-                        .map(|id| json!({ "terminalId": id }))
-                })
-                .await
-            }
-        }
-    }
-
-    /// The common path of the calls acp-gate carries out itself: decide, settle, re-check the
-    /// file's path, record, then act. `target` is the path as sent and where it led when the
-    /// request arrived.
-    async fn gated_call(
-        &self,
-        request: &ToolRequest,
-        ctx: &SessionContext,
-        target: Option<(&str, &PathBuf)>,
-        act: impl FnOnce(Option<PathBuf>) -> anyhow::Result<Value>,
-    ) -> Result<Value, Error> {
-        let decision = self.chain.decide(request).await;
-        let choices = [
-            (OptionKind::AllowOnce, "Allow"),
-            (OptionKind::AllowAlways, "Allow always in this session"),
-            (OptionKind::RejectOnce, "Reject"),
-        ]
-        .map(|(kind, label)| PromptChoice {
-            label: label.to_owned(),
-            kind,
-            id: None,
-        });
-        let settlement = self.settle(request, &decision, &choices).await;
-        let (answer, outcome) = match &settlement.action {
-            Action::Allow { .. } => {
-                match target.map(|(raw, decided)| fs::recheck(raw, ctx, decided)) {
-                    Some(Err(changed)) => (
-                        format!("refused: {changed:#}"),
-                        Err(Error::new(
-                            ErrorCode::from(DENIED),
-                            format!("acp-gate: {changed:#}"),
-                        )),
-                    ),
-                    checked => ("allowed".to_owned(), Ok(checked.map(Result::unwrap))),
-                }
-            }
-            Action::Reject { message, .. } => (
-                "denied".to_owned(),
-                Err(calls::denial(&decision, message.as_deref())),
-            ),
-            Action::Cancelled => ("cancelled".to_owned(), Err(Error::request_cancelled())),
-        };
-        let message = match &settlement.action {
-            Action::Reject { message, .. } => message.as_deref(),
             _ => None,
         };
-        if !self.record(
-            request,
-            &decision,
-            &settlement,
-            &answer,
-            message,
-            &request.raw,
-        ) {
-            return Err(Error::internal_error().data(json!(
-                "acp-gate could not record the decision in its audit log, so it was not made"
-            )));
+        let judged = self.gate.judge(asked, &ctx).await?;
+        let (answer, by) = self.answer(&judged).await;
+        let answer = match (answer, &target) {
+            (Answer::Allowed, Some((raw, decided))) => match fs::recheck(raw, &ctx, decided) {
+                Ok(_) => Answer::Allowed,
+                Err(changed) => Answer::Refused(format!("{changed:#}")),
+            },
+            (answer, _) => answer,
+        };
+        match self.gate.conclude(&judged, answer, by) {
+            Reply::Outcome(value) => Ok(value),
+            Reply::Error(error) => Err(error),
+            Reply::Proceed => {
+                let Asked::Call(call) = &judged.asked else {
+                    unreachable!("only a call proceeds")
+                };
+                self.carry_out(call, &judged, target.map(|(_, decided)| decided))
+            }
         }
-        let target = outcome?;
-        act(target).map_err(|error| {
+    }
+
+    /// The settled answer, in the agent's terms, and who gave it.
+    async fn answer(&self, judged: &Judged) -> (Answer, ResolvedBy) {
+        let Judged {
+            asked,
+            request,
+            decision,
+        } = judged;
+        let is_call = matches!(asked, Asked::Call(_));
+        let choices: Vec<PromptChoice> = match is_call {
+            false => request
+                .options
+                .iter()
+                .map(|o| PromptChoice {
+                    label: o.name.clone(),
+                    kind: o.kind,
+                    id: Some(o.id.clone()),
+                })
+                .collect(),
+            true => [
+                (OptionKind::AllowOnce, "Allow"),
+                (OptionKind::AllowAlways, "Allow always in this session"),
+                (OptionKind::RejectOnce, "Reject"),
+            ]
+            .map(|(kind, label)| PromptChoice {
+                label: label.to_owned(),
+                kind,
+                id: None,
+            })
+            .into(),
+        };
+        let (settled, by) = self.settle(judged, &choices).await;
+        let answer = match (settled, is_call) {
+            (Settled::Cancelled, _) => Answer::Cancelled,
+            (Settled::Allow(_), true) => Answer::Allowed,
+            (Settled::Reject { message, .. }, true) => Answer::Denied { message },
+            // The person chose one of the agent's own options.
+            (Settled::Allow(Some(option)), false)
+            | (
+                Settled::Reject {
+                    chosen: Some(option),
+                    ..
+                },
+                false,
+            ) => Answer::Selected {
+                option,
+                message: None,
+            },
+            (_, false) if by == ResolvedBy::Chain => Answer::by_chain(request, decision),
+            (Settled::Allow(_), false) => Answer::by_kind(request, OptionKind::AllowOnce, None),
+            (Settled::Reject { message, .. }, false) => {
+                Answer::by_kind(request, OptionKind::RejectOnce, message)
+            }
+        };
+        (answer, by)
+    }
+
+    /// Runs the ask policy, prompting the person when it says to.
+    async fn settle(&self, judged: &Judged, choices: &[PromptChoice]) -> (Settled, ResolvedBy) {
+        let (request, decision) = (&judged.request, &judged.decision);
+        let remembered = self.with_rules(|rules| rules.settling(request, decision).is_some());
+        let reject = Settled::Reject {
+            chosen: None,
+            message: None,
+        };
+        match settle(
+            decision.outcome,
+            *self.cancelled.borrow(),
+            remembered,
+            self.prompter.is_some(),
+        ) {
+            Settle::Cancelled => return (Settled::Cancelled, ResolvedBy::Cancelled),
+            Settle::Now { allow: true, by } => return (Settled::Allow(None), by),
+            Settle::Now { allow: false, by } => return (reject, by),
+            Settle::Prompt => {}
+        }
+        let Some(prompter) = &self.prompter else {
+            return (reject, ResolvedBy::Escalated);
+        };
+        self.prompt(prompter, judged, decision, choices).await
+    }
+
+    async fn prompt(
+        &self,
+        prompter: &Prompter,
+        judged: &Judged,
+        decision: &Decision,
+        choices: &[PromptChoice],
+    ) -> (Settled, ResolvedBy) {
+        let request = &judged.request;
+        let rule = SessionRule::for_request(request);
+        let always_note = match &rule {
+            Ok(rule) => format!("acp-gate remembers {} for this session", rule.describe()),
+            Err(why) => format!("allows once: {why}"),
+        };
+        let answer = tokio::select! {
+            answer = prompter.ask(request, decision, choices, &always_note) => answer,
+            () = self.until_cancelled() => return (Settled::Cancelled, ResolvedBy::Cancelled),
+        };
+        let by = ResolvedBy::User;
+        match answer {
+            Choice::Choice(index) => {
+                let choice = &choices[index];
+                match choice.kind {
+                    OptionKind::AllowOnce => (Settled::Allow(choice.id.clone()), by),
+                    OptionKind::AllowAlways => {
+                        if let Ok(rule) = rule {
+                            self.gate.output.notice(&format!(
+                                "remembered for this session: {} (type /rules to see, /forget N to revoke)",
+                                rule.describe()
+                            ));
+                            self.with_rules(|rules| rules.remember(rule));
+                        }
+                        // The agent is told "once" so that it keeps asking, and acp-gate keeps
+                        // judging: its own "always" may be broader than ours and cannot be revoked.
+                        (Settled::Allow(None), by)
+                    }
+                    OptionKind::RejectOnce | OptionKind::RejectAlways => (
+                        Settled::Reject {
+                            chosen: choice.id.clone(),
+                            message: None,
+                        },
+                        by,
+                    ),
+                }
+            }
+            Choice::RejectWithMessage(message) => (
+                Settled::Reject {
+                    chosen: None,
+                    message: Some(message),
+                },
+                by,
+            ),
+            Choice::Unanswered => (
+                Settled::Reject {
+                    chosen: None,
+                    message: None,
+                },
+                ResolvedBy::Escalated,
+            ),
+        }
+    }
+
+    /// Carries out a call the chain (or the person) allowed. `target` is where a file call's
+    /// path led when it was judged (checked again just before).
+    fn carry_out(
+        &self,
+        call: &Call,
+        judged: &Judged,
+        target: Option<PathBuf>,
+    ) -> Result<Value, Error> {
+        let done = match (call, target) {
+            (Call::Read { line, limit, .. }, Some(target)) => {
+                fs::read(&target, *line, *limit).map(|content| json!({ "content": content }))
+            }
+            (Call::Write { content, .. }, Some(target)) => {
+                fs::write(&target, content).map(|()| json!({}))
+            }
+            (
+                Call::Terminal {
+                    command,
+                    args,
+                    env,
+                    output_limit,
+                    ..
+                },
+                _,
+            ) => self
+                .terminals
+                .create(Spawn {
+                    command,
+                    args,
+                    cwd: &judged.request.cwd,
+                    env: env.clone(),
+                    output_limit: *output_limit,
+                })
+                .map(|id| json!({ "terminalId": id })),
+            (Call::Read { .. } | Call::Write { .. }, None) => {
+                unreachable!("a file call is judged with its target")
+            }
+        };
+        done.map_err(|error| {
             let code = if error.chain().any(|e| {
                 e.downcast_ref::<std::io::Error>()
                     .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
@@ -421,206 +422,6 @@ impl Gate {
             Error::new(ErrorCode::from(code), format!("{error:#}"))
         })
     }
-
-    /// The chain's allow and deny stand; an ask goes to a session rule, then the person at
-    /// the terminal, else it is rejected and escalated.
-    async fn settle(
-        &self,
-        request: &ToolRequest,
-        decision: &Decision,
-        choices: &[PromptChoice],
-    ) -> Settlement {
-        let settled = |action, resolved_by| Settlement {
-            action,
-            resolved_by,
-        };
-        if self.is_cancelled() {
-            return settled(Action::Cancelled, ResolvedBy::Cancelled);
-        }
-        match decision.outcome {
-            Outcome::Allow => return settled(Action::Allow { chosen: None }, ResolvedBy::Chain),
-            Outcome::Deny => {
-                return settled(
-                    Action::Reject {
-                        chosen: None,
-                        message: None,
-                    },
-                    ResolvedBy::Chain,
-                );
-            }
-            Outcome::Ask => {}
-        }
-        let remembered = self
-            .rules
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .settling(request, decision)
-            .is_some();
-        if remembered {
-            return settled(Action::Allow { chosen: None }, ResolvedBy::SessionRule);
-        }
-        let Some(prompter) = &self.prompter else {
-            return settled(
-                Action::Reject {
-                    chosen: None,
-                    message: None,
-                },
-                ResolvedBy::Escalated,
-            );
-        };
-        let rule = SessionRule::for_request(request);
-        let always_note = match &rule {
-            Ok(rule) => format!("acp-gate remembers {} for this session", rule.describe()),
-            Err(why) => format!("allows once: {why}"),
-        };
-        let answer = tokio::select! {
-            answer = prompter.ask(request, decision, choices, &always_note) => answer,
-            () = self.until_cancelled() => return settled(Action::Cancelled, ResolvedBy::Cancelled),
-        };
-        match answer {
-            Answer::Choice(index) => {
-                let choice = &choices[index];
-                match choice.kind {
-                    OptionKind::AllowOnce => settled(
-                        Action::Allow {
-                            chosen: choice.id.clone(),
-                        },
-                        ResolvedBy::User,
-                    ),
-                    OptionKind::AllowAlways => {
-                        if let Ok(rule) = rule {
-                            self.output.notice(&format!(
-                                "remembered for this session: {} (type /rules to see, /forget N to revoke)",
-                                rule.describe()
-                            ));
-                            self.rules
-                                .lock()
-                                .unwrap_or_else(|p| p.into_inner())
-                                .remember(rule);
-                        }
-                        // The agent is told "once" so that it keeps asking, and acp-gate keeps
-                        // judging: its own "always" may be broader than ours and cannot be revoked.
-                        settled(Action::Allow { chosen: None }, ResolvedBy::User)
-                    }
-                    OptionKind::RejectOnce | OptionKind::RejectAlways => settled(
-                        Action::Reject {
-                            chosen: choice.id.clone(),
-                            message: None,
-                        },
-                        ResolvedBy::User,
-                    ),
-                }
-            }
-            Answer::RejectWithMessage(message) => settled(
-                Action::Reject {
-                    chosen: None,
-                    message: Some(message),
-                },
-                ResolvedBy::User,
-            ),
-            Answer::Unanswered => settled(
-                Action::Reject {
-                    chosen: None,
-                    message: None,
-                },
-                ResolvedBy::Escalated,
-            ),
-        }
-    }
-
-    /// Audits the decision (before anything is answered), shows it, and emits the escalation
-    /// record when nobody could be asked. Returns false when the audit log could not be written.
-    fn record(
-        &self,
-        request: &ToolRequest,
-        decision: &Decision,
-        settlement: &Settlement,
-        answer: &str,
-        message: Option<&str>,
-        input: &Value,
-    ) -> bool {
-        let audited = settlement.resolved_by.annotate(answer, message);
-        if let Err(error) = self.audit.record(request, decision, &audited) {
-            self.output.error(&format!("{error:#}"));
-            return false;
-        }
-        let counter = match &settlement.action {
-            Action::Allow { .. } => &self.tally.allowed,
-            Action::Reject { .. } => &self.tally.denied,
-            Action::Cancelled => &self.tally.cancelled,
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-        self.output
-            .decision(request, decision, settlement.resolved_by, answer);
-        if settlement.resolved_by == ResolvedBy::Escalated {
-            self.tally.escalated.fetch_add(1, Ordering::Relaxed);
-            self.output
-                .escalation(&escalation_record(request, decision, answer, input));
-        }
-        true
-    }
-}
-
-/// The option to send: the one the person chose, else the decision's by kind. For a chain
-/// verdict that is exactly [`Decision::select_option`]; `None` answers `cancelled`.
-fn pick<'a>(
-    options: &'a [PermissionOption],
-    chosen: Option<&str>,
-    kind: OptionKind,
-    decision: &Decision,
-    settlement: &Settlement,
-) -> Option<&'a PermissionOption> {
-    if let Some(id) = chosen {
-        return options.iter().find(|o| o.id == id);
-    }
-    if settlement.resolved_by == ResolvedBy::Chain {
-        return decision.select_option(options);
-    }
-    options.iter().find(|o| o.kind == kind)
-}
-
-/// What an orchestrator needs to act on an ask nobody could answer.
-pub fn escalation_record(
-    request: &ToolRequest,
-    decision: &Decision,
-    answer: &str,
-    input: &Value,
-) -> Value {
-    let tool = request
-        .tool_name
-        .clone()
-        .unwrap_or_else(|| match request.source {
-            crate::request::RequestSource::PermissionRequest => request.title.clone(),
-            crate::request::RequestSource::FsRead => "fs/read_text_file".into(),
-            crate::request::RequestSource::FsWrite => "fs/write_text_file".into(),
-            crate::request::RequestSource::TerminalCreate => "terminal/create".into(),
-        });
-    json!({
-        "type": "escalation",
-        "session_id": request.session_id,
-        "tool_call_id": request.tool_call_id,
-        "source": request.source,
-        "tool": tool,
-        "kind": request.kind,
-        "title": request.title,
-        "subject": subject(request),
-        "input": input,
-        "paths": request.paths.iter().map(|p| p.absolute.clone()).collect::<Vec<_>>(),
-        "decision": decision.outcome,
-        "reasons": decision.reasons,
-        "handlers": decision.handlers.iter().map(|h| json!({
-            "name": h.name, "tier": h.tier, "verdict": h.verdict, "reason": h.reason,
-        })).collect::<Vec<_>>(),
-        "answer": answer,
-    })
-}
-
-fn terminal_id(params: &Value) -> anyhow::Result<String> {
-    params
-        .get("terminalId")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .ok_or_else(|| anyhow::anyhow!("no `terminalId`"))
 }
 
 fn respond(responder: Responder<Value>, result: anyhow::Result<Value>) {
@@ -632,9 +433,35 @@ fn respond(responder: Responder<Value>, result: anyhow::Result<Value>) {
     };
 }
 
-fn respond_call(responder: Responder<Value>, result: Result<Value, Error>) {
-    let _ = match result {
-        Ok(value) => responder.respond(value),
-        Err(error) => responder.respond_with_error(error),
-    };
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chain_decides_allow_and_deny_and_only_an_ask_goes_further() {
+        use ResolvedBy::*;
+        let now = |allow, by| Settle::Now { allow, by };
+        for (remembered, prompt) in [(false, false), (true, true), (false, true)] {
+            assert_eq!(
+                settle(Verdict::Allow, false, remembered, prompt),
+                now(true, Chain)
+            );
+            assert_eq!(
+                settle(Verdict::Deny, false, remembered, prompt),
+                now(false, Chain)
+            );
+        }
+        assert_eq!(
+            settle(Verdict::Ask, false, true, true),
+            now(true, SessionRule)
+        );
+        assert_eq!(settle(Verdict::Ask, false, false, true), Settle::Prompt);
+        assert_eq!(
+            settle(Verdict::Ask, false, false, false),
+            now(false, Escalated)
+        );
+        for outcome in [Verdict::Allow, Verdict::Ask, Verdict::Deny] {
+            assert_eq!(settle(outcome, true, true, true), Settle::Cancelled);
+        }
+    }
 }

@@ -7,50 +7,11 @@ use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
+use crate::args::OutputFormat;
 use crate::chain::Decision;
-use crate::cli::OutputFormat;
+use crate::record::{DecisionLine, DecisionRecord, Escalation, ResolvedBy, subject};
 use crate::request::ToolRequest;
 use crate::style::Style;
-
-/// Who settled a request, after the chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResolvedBy {
-    /// The chain's allow or deny.
-    Chain,
-    /// An "always" answered earlier in this session.
-    SessionRule,
-    /// The person at the terminal.
-    User,
-    /// Nobody could be asked: rejected and escalated.
-    Escalated,
-    /// `session/cancel` arrived first.
-    Cancelled,
-    /// The editor, for `proxy`: its user answered in its own approval UI.
-    Editor,
-}
-
-impl ResolvedBy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ResolvedBy::Chain => "chain",
-            ResolvedBy::SessionRule => "session-rule",
-            ResolvedBy::User => "user",
-            ResolvedBy::Escalated => "escalated",
-            ResolvedBy::Cancelled => "cancelled",
-            ResolvedBy::Editor => "editor",
-        }
-    }
-
-    /// The answer as the audit log records it: who gave it, unless the chain did, and the
-    /// person's message.
-    pub fn annotate(self, answer: &str, message: Option<&str>) -> String {
-        match (self, message) {
-            (ResolvedBy::Chain | ResolvedBy::Cancelled, _) => answer.to_owned(),
-            (by, Some(message)) => format!("{answer} ({}: {message})", by.as_str()),
-            (by, None) => format!("{answer} ({})", by.as_str()),
-        }
-    }
-}
 
 /// What the agent's stream was last doing on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -272,30 +233,16 @@ impl Output {
         answer: &str,
     ) {
         if self.is_json() {
-            self.json_line(&json!({
-                "type": "decision",
-                "source": request.source,
-                "session_id": request.session_id,
-                "tool_call_id": request.tool_call_id,
-                "kind": request.kind,
-                "title": request.title,
-                "subject": subject(request),
-                "decision": decision.outcome,
-                "resolved_by": resolved_by.as_str(),
-                "answer": answer,
-                "reasons": decision.reasons,
-                "by_default": decision.by_default,
-                "handlers": decision.handlers,
+            self.json_line(&json!(DecisionLine {
+                line_type: "decision",
+                record: DecisionRecord::new(request, decision),
+                resolved_by: resolved_by.as_str(),
+                answer,
             }));
             return;
         }
         let s = self.out;
-        let via = match request.source {
-            crate::request::RequestSource::PermissionRequest => "session/request_permission",
-            crate::request::RequestSource::FsRead => "fs/read_text_file",
-            crate::request::RequestSource::FsWrite => "fs/write_text_file",
-            crate::request::RequestSource::TerminalCreate => "terminal/create",
-        };
+        let via = request.source.method();
         let mut lines = vec![format!(
             "  {} {}  {}  {}",
             s.bold("▶"),
@@ -304,21 +251,7 @@ impl Output {
             s.dim(&format!("({via})"))
         )];
         if self.verbose {
-            let width = decision
-                .handlers
-                .iter()
-                .map(|h| h.name.len())
-                .max()
-                .unwrap_or(0);
-            for handler in &decision.handlers {
-                let line = format!(
-                    "    {:<width$}  {}  {}",
-                    handler.name,
-                    s.verdict(&handler.verdict, 7),
-                    handler.reason.as_deref().unwrap_or("")
-                );
-                lines.push(line.trim_end().to_owned());
-            }
+            lines.extend(s.handler_lines(&decision.handlers, "    ", false));
             if decision.by_default {
                 lines.push(s.dim(&format!("    {}", decision.reasons.join("; "))));
             }
@@ -345,39 +278,34 @@ impl Output {
     }
 
     /// An escalation record: a JSON line on stdout (`--format json`) or a block on stderr.
-    pub fn escalation(&self, record: &Value) {
+    pub fn escalation(&self, record: &Escalation) {
         if self.is_json() {
-            self.json_line(record);
+            self.json_line(&json!(record));
             return;
         }
         self.end_stdout_line();
         let s = self.err;
-        let field = |key: &str| record.get(key).and_then(Value::as_str).unwrap_or("");
+        let judged = &record.record.judged;
         let mut lines = vec![format!(
             "{} {} {}",
             s.yellow(&s.bold("ESCALATED")),
-            s.bold(field("kind")),
-            field("title")
+            s.bold(judged.kind.as_str()),
+            judged.title
         )];
         lines.push(format!(
             "  nobody could be asked, so acp-gate answered `{}`; session {}, tool call {}",
-            field("answer"),
-            field("session_id"),
-            field("tool_call_id")
+            record.answer, record.record.session_id, record.record.tool_call_id
         ));
-        if let Some(input) = record.get("input").filter(|i| !i.is_null()) {
-            lines.push(format!("  input: {input}"));
+        if !record.input.is_null() {
+            lines.push(format!("  input: {}", record.input));
         }
-        for handler in record
-            .get("handlers")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let name = handler.get("name").and_then(Value::as_str).unwrap_or("");
-            let verdict = handler.get("verdict").and_then(Value::as_str).unwrap_or("");
-            let reason = handler.get("reason").and_then(Value::as_str).unwrap_or("");
-            let line = format!("  {name}  {}  {reason}", s.verdict(verdict, 7));
+        for handler in judged.handlers {
+            let reason = handler.reason.as_deref().unwrap_or("");
+            let line = format!(
+                "  {}  {}  {reason}",
+                handler.name,
+                s.verdict(handler.verdict, 7)
+            );
             lines.push(line.trim_end().to_owned());
         }
         let mut stderr = std::io::stderr().lock();
@@ -410,10 +338,6 @@ impl Output {
             self.block(lines);
         }
     }
-
-    pub fn style(&self) -> Style {
-        self.out
-    }
 }
 
 fn content_text(update: &Value) -> Option<String> {
@@ -425,29 +349,5 @@ fn content_text(update: &Value) -> Option<String> {
             .map(str::to_owned),
         Some(other) => Some(format!("[{other}]\n")),
         None => None,
-    }
-}
-
-/// What a request is about, in one line: the command, else the first path, else the title.
-pub fn subject(request: &ToolRequest) -> String {
-    if let Some(command) = &request.command {
-        if let Some(shell) = &command.shell {
-            return shell.clone();
-        }
-        if let Some(argv) = &command.argv {
-            return argv.join(" ");
-        }
-    }
-    match request.paths.first() {
-        // Inside the workspace, the relative path reads best.
-        Some(path) => request
-            .workspace_roots
-            .iter()
-            .find_map(|root| path.absolute.strip_prefix(root).ok())
-            .filter(|relative| !relative.as_os_str().is_empty())
-            .unwrap_or(&path.absolute)
-            .display()
-            .to_string(),
-        None => request.title.clone(),
     }
 }

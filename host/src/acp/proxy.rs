@@ -17,29 +17,25 @@
 use std::collections::{HashMap, HashSet};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_client_protocol::Error;
 use anyhow::{Context, Result};
-use clap::Args;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::runtime::Handle;
 use tokio::sync::watch;
 
-use super::calls::{self, Call};
-use super::exit;
-use super::output::{Output, ResolvedBy, subject};
+use super::gate::{Answer, Asked, Gate, Judged, Reply};
 use super::stream::{Sink, relay_lines};
-use super::tracker::ToolCallTracker;
-use crate::audit::AuditLog;
-use crate::chain::{Chain, Decision, Outcome};
-use crate::cli::{OutputFormat, PolicyArgs};
-use crate::request::{OptionKind, SessionContext, ToolRequest};
+use crate::exit;
+use crate::record::{ResolvedBy, subject};
+use crate::request::{OptionKind, SessionContext};
+use crate::verdict::Verdict;
 
 /// How long the agent may take to exit once the editor has gone, before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(3);
@@ -47,43 +43,22 @@ const EXIT_GRACE: Duration = Duration::from_secs(3);
 /// id does too is refused, so that answers can never be confused.
 const OWN_ID_PREFIX: &str = "acp-gate/";
 
-#[derive(Args, Debug)]
-pub struct ProxyArgs {
-    #[command(flatten)]
-    pub policy: PolicyArgs,
-    /// The audit log [default: $ACP_GATE_AUDIT_LOG, else ~/.local/state/acp-gate/audit.jsonl].
-    #[arg(long, value_name = "FILE")]
-    pub audit: Option<PathBuf>,
-    /// How decisions are shown on stderr.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub format: OutputFormat,
-    /// The agent's command and arguments.
-    #[arg(last = true, required = true, value_name = "AGENT")]
-    pub agent: Vec<String>,
-}
-
-/// `acp-gate proxy`.
+/// Runs the proxy: spawns `agent`, relays between it and the editor on stdio, gates what it
+/// asks, and returns the exit code. `workspace` is where requests of an unknown session run.
 ///
 /// Each direction is relayed by a thread of its own with blocking reads and writes (a read's
 /// lines are written in one go); only the decisions run as tasks on the async runtime.
-pub async fn proxy(args: ProxyArgs) -> Result<ExitCode> {
-    let options = args.policy.load_options()?;
-    let output = Output::on_stderr(args.format);
-    let chain = crate::load_chain(&options).await?;
-    for notice in &chain.notices {
-        output.notice(notice);
-    }
-    let audit = AuditLog::open(&args.audit.unwrap_or_else(AuditLog::default_path))?;
-    super::session::check_command(&args.agent).map_err(anyhow::Error::msg)?;
-    let mut child = Command::new(&args.agent[0])
-        .args(&args.agent[1..])
+pub async fn serve(gate: Gate, workspace: PathBuf, agent: &[String]) -> Result<u8> {
+    super::session::check_command(agent).map_err(anyhow::Error::msg)?;
+    let mut child = Command::new(&agent[0])
+        .args(&agent[1..])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         // Its own process group, so that everything it started can be stopped with it.
         .process_group(0)
         .spawn()
-        .with_context(|| format!("cannot start the agent `{}`", args.agent[0]))?;
+        .with_context(|| format!("cannot start the agent `{}`", agent[0]))?;
     let group = child.id();
     let (Some(agent_in), Some(agent_out)) = (child.stdin.take(), child.stdout.take()) else {
         let _ = child.kill();
@@ -91,11 +66,8 @@ pub async fn proxy(args: ProxyArgs) -> Result<ExitCode> {
     };
 
     let proxy = Arc::new(Proxy {
-        chain,
-        audit,
-        output,
-        workspace: options.workspace,
-        tracker: Mutex::new(ToolCallTracker::default()),
+        gate,
+        workspace,
         sessions: Mutex::default(),
         opening: Mutex::default(),
         held: Mutex::default(),
@@ -128,7 +100,7 @@ pub async fn proxy(args: ProxyArgs) -> Result<ExitCode> {
             // last), which asks it to exit.
             proxy.agent.close();
             if tokio::time::timeout(EXIT_GRACE, exited.wait_for(Option::is_some)).await.is_err() {
-                proxy.output.notice(&format!(
+                proxy.gate.output.notice(&format!(
                     "the agent did not exit within {}s of the editor closing: stopping it",
                     EXIT_GRACE.as_secs()
                 ));
@@ -139,11 +111,11 @@ pub async fn proxy(args: ProxyArgs) -> Result<ExitCode> {
             let code = match status.as_deref() {
                 Ok(Some(Ok(status))) if status.success() => exit::OK,
                 Ok(Some(Ok(status))) => {
-                    proxy.output.error(&format!("the agent exited ({status})"));
+                    proxy.gate.output.error(&format!("the agent exited ({status})"));
                     exit::AGENT_FAILED
                 }
                 _ => {
-                    proxy.output.error("the agent could not be waited for");
+                    proxy.gate.output.error("the agent could not be waited for");
                     exit::AGENT_FAILED
                 }
             };
@@ -157,7 +129,7 @@ pub async fn proxy(args: ProxyArgs) -> Result<ExitCode> {
         signal = terminated() => signal,
     };
     stop_group(group, &mut exited).await;
-    Ok(ExitCode::from(code))
+    Ok(code)
 }
 
 /// A request acp-gate holds while the editor decides.
@@ -165,21 +137,17 @@ struct Held {
     session_id: String,
     /// The agent's request id (raw JSON), which the answer must carry.
     agent_id: Box<RawValue>,
-    request: ToolRequest,
-    decision: Decision,
+    judged: Judged,
     /// For a gated call asked about with a permission request of acp-gate's own: the call's
     /// line, forwarded to the editor if its user allows it.
     call_line: Option<String>,
 }
 
 struct Proxy {
-    chain: Chain,
-    audit: AuditLog,
-    output: Output,
+    gate: Gate,
     /// The workspace of requests whose session is unknown (`--workspace`, else the directory
     /// the proxy started in).
     workspace: PathBuf,
-    tracker: Mutex<ToolCallTracker>,
     /// Each session's directory, from `session/new` and `session/load`.
     sessions: Mutex<HashMap<String, PathBuf>>,
     /// The editor's `session/new` requests not yet answered: id -> `cwd`.
@@ -224,11 +192,6 @@ fn agent_envelope(line: &str) -> Option<Envelope<'_>> {
     serde_json::from_str::<Envelope<'_>>(line)
         .ok()
         .filter(|e| e.method.is_some() || e.id.is_some())
-}
-
-/// Whether the gate judges `method` from the agent.
-fn is_gated(method: &str) -> bool {
-    method == "session/request_permission" || Call::parse(method, &Value::Null).is_some()
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -302,15 +265,15 @@ impl Proxy {
             let Some((text, envelope)) = read else {
                 // What the gate cannot read could be a request it did not see: not forwarded.
                 let shown: String = String::from_utf8_lossy(line).chars().take(200).collect();
-                self.output.error(&format!(
+                self.gate.output.error(&format!(
                     "the agent sent a line that is not one JSON-RPC message; not forwarded: {shown}"
                 ));
                 return false;
             };
             match (&envelope.method, envelope.id) {
-                (Some(method), None) if is_gated(method) => {
+                (Some(method), None) if self.gate.read(method, Value::Null).is_some() => {
                     // Without an id it cannot be answered, and an editor might still act on it.
-                    self.output.error(&format!(
+                    self.gate.output.error(&format!(
                         "the agent sent `{method}` without an id; not forwarded"
                     ));
                     return false;
@@ -323,7 +286,7 @@ impl Proxy {
                         .is_some_and(|p| p.get().contains("tool_call") || p.get().contains("\\u"))
                         && let Some(update) = params_of(&envelope).get("update")
                     {
-                        lock(&self.tracker).observe(update);
+                        self.gate.observe(update);
                     }
                 }
                 (Some(method), Some(id)) => {
@@ -331,7 +294,7 @@ impl Proxy {
                         let error = Error::invalid_request().data(json!(format!(
                             "request ids starting with `{OWN_ID_PREFIX}` are reserved by acp-gate"
                         )));
-                        self.answer_agent(id, Err(error));
+                        self.answer_agent(id, Reply::Error(error));
                         return false;
                     }
                     if let Some(gated) = self.gated(method, id, &envelope, text) {
@@ -367,30 +330,19 @@ impl Proxy {
         line: &str,
     ) -> Option<Gated> {
         let params = params_of(envelope);
-        let call = match method {
-            "session/request_permission" => None,
-            _ => Some(Call::parse(method, &params)?),
-        };
         let session_id = params
             .get("sessionId")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let earlier = match call {
-            None => params
-                .pointer("/toolCall/toolCallId")
-                .and_then(Value::as_str)
-                .and_then(|id| lock(&self.tracker).get(id)),
-            Some(_) => None,
-        };
+        let asked = self.gate.read(method, params.clone())?;
         Some(Gated {
+            params,
             generation: self.generation(&session_id),
             ctx: self.ctx(&session_id),
             session_id,
             id: id.to_owned(),
-            params,
-            earlier,
-            call,
+            asked,
             line: line.to_owned(),
         })
     }
@@ -398,89 +350,65 @@ impl Proxy {
     /// Runs the chain on a gated request, then answers, forwards or asks. The answer is
     /// written from this task, which may block it: the runtime is told so.
     async fn decide(&self, gated: Gated) {
-        let request = match &gated.call {
-            None => ToolRequest::from_permission_request(
-                &gated.params,
-                gated.earlier.as_ref(),
-                &gated.ctx,
-            )
-            .map_err(|error| {
-                Error::invalid_params().data(json!(format!(
-                    "acp-gate cannot read this permission request: {error:#}"
-                )))
-            }),
-            Some(Ok(call)) => Ok(call.tool_request(&gated.ctx)),
-            Some(Err(error)) => Err(error.clone()),
-        };
-        let request = match request {
-            Ok(request) => request,
+        let judged = match gated.asked.clone() {
+            Ok(asked) => self.gate.judge(asked, &gated.ctx).await,
             Err(error) => {
-                self.output.error(&error.to_string());
-                return tokio::task::block_in_place(|| self.answer_agent(&gated.id, Err(error)));
+                self.gate.output.error(&error.to_string());
+                Err(error)
             }
         };
-        let decision = self.chain.decide(&request).await;
-        tokio::task::block_in_place(|| self.conclude(gated, request, decision));
+        tokio::task::block_in_place(|| match judged {
+            Ok(judged) => self.conclude(gated, judged),
+            Err(error) => self.answer_agent(&gated.id, Reply::Error(error)),
+        });
     }
 
     /// What a decision leads to, once made.
-    fn conclude(&self, gated: Gated, request: ToolRequest, decision: Decision) {
+    fn conclude(&self, gated: Gated, judged: Judged) {
         if self.generation(&gated.session_id) != gated.generation {
-            let is_call = gated.call.is_some();
-            return self.cancelled(&gated.id, &request, &decision, is_call);
+            return self.cancelled(&gated.id, &judged);
         }
-        match (decision.outcome, gated.call.is_some()) {
-            (Outcome::Ask, false) => {
+        let is_call = matches!(judged.asked, Asked::Call(_));
+        match (judged.decision.outcome, is_call) {
+            (Verdict::Ask | Verdict::Abstain, false) => {
                 let mut forwarded = gated.params.clone();
-                annotate_title(&mut forwarded, &request, &decision);
+                annotate_title(&mut forwarded, &judged);
                 let message = json!({"jsonrpc": "2.0", "id": gated.id, "method": "session/request_permission", "params": forwarded});
-                self.hold(
-                    gated.id.get().to_owned(),
-                    &gated,
-                    request,
-                    decision,
-                    None,
-                    message,
-                );
+                self.hold(gated.id.get().to_owned(), &gated, judged, None, message);
             }
-            (Outcome::Ask, true) => {
+            (Verdict::Ask | Verdict::Abstain, true) => {
                 let own_id = format!(
                     "{OWN_ID_PREFIX}{}",
                     self.next_id.fetch_add(1, Ordering::Relaxed)
                 );
-                let message = json!({"jsonrpc": "2.0", "id": own_id, "method": "session/request_permission", "params": own_ask(&own_id, &gated, &request, &decision)});
+                let message = json!({"jsonrpc": "2.0", "id": own_id, "method": "session/request_permission", "params": own_ask(&own_id, &gated, &judged)});
                 let key = json!(own_id).to_string();
                 let line = gated.line.clone();
-                self.hold(key, &gated, request, decision, Some(line), message);
+                self.hold(key, &gated, judged, Some(line), message);
             }
             (_, false) => {
-                let option = decision.select_option(&request.options);
-                let answer = option.map_or("cancelled", |o| o.id.as_str()).to_owned();
-                let outcome = match option {
-                    Some(option) => json!({ "outcome": "selected", "optionId": option.id }),
-                    None => json!({ "outcome": "cancelled" }),
+                let answer = Answer::by_chain(&judged.request, &judged.decision);
+                let reply = self.gate.conclude(&judged, answer, ResolvedBy::Chain);
+                self.answer_agent(&gated.id, reply);
+            }
+            (verdict, true) => {
+                let answer = match verdict {
+                    Verdict::Allow => Answer::Allowed,
+                    _ => Answer::Denied { message: None },
                 };
-                let result = self
-                    .record(&request, &decision, ResolvedBy::Chain, &answer)
-                    .map(|()| json!({ "outcome": outcome }));
-                self.answer_agent(&gated.id, result);
+                let reply = self.gate.conclude(&judged, answer, ResolvedBy::Chain);
+                self.forward_or_answer(&gated.id, &gated.line, reply);
             }
-            (Outcome::Allow, true) => {
-                if self
-                    .record(&request, &decision, ResolvedBy::Chain, "allowed")
-                    .is_ok()
-                {
-                    let _ = self.editor.send(&gated.line);
-                } else {
-                    self.answer_agent(&gated.id, Err(unrecorded()));
-                }
+        }
+    }
+
+    /// A call's reply: forwarded to the editor when it may go ahead, else answered.
+    fn forward_or_answer(&self, id: &RawValue, line: &str, reply: Reply) {
+        match reply {
+            Reply::Proceed => {
+                let _ = self.editor.send(line);
             }
-            (Outcome::Deny, true) => {
-                let result = self
-                    .record(&request, &decision, ResolvedBy::Chain, "denied")
-                    .and(Err(calls::denial(&decision, None)));
-                self.answer_agent(&gated.id, result);
-            }
+            reply => self.answer_agent(id, reply),
         }
     }
 
@@ -489,23 +417,21 @@ impl Proxy {
         &self,
         key: String,
         gated: &Gated,
-        request: ToolRequest,
-        decision: Decision,
+        judged: Judged,
         call_line: Option<String>,
         message: Value,
     ) {
-        self.output.notice(&format!(
+        self.gate.output.notice(&format!(
             "asking the editor: {} ({})",
-            subject(&request),
-            decision.reasons.join("; ")
+            subject(&judged.request),
+            judged.decision.reasons.join("; ")
         ));
         lock(&self.held).insert(
             key.clone(),
             Held {
                 session_id: gated.session_id.clone(),
                 agent_id: gated.id.clone(),
-                request,
-                decision,
+                judged,
                 call_line,
             },
         );
@@ -513,8 +439,7 @@ impl Proxy {
         if self.generation(&gated.session_id) != gated.generation {
             let held = lock(&self.held).remove(&key);
             if let Some(held) = held {
-                let is_call = held.call_line.is_some();
-                self.cancelled(&held.agent_id, &held.request, &held.decision, is_call);
+                self.cancelled(&held.agent_id, &held.judged);
             }
             return;
         }
@@ -525,36 +450,28 @@ impl Proxy {
     fn editor_answered(&self, held: Held, result: Option<&RawValue>) {
         let outcome = result
             .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
-            .and_then(|r| r.get("outcome").cloned());
-        let chosen = outcome
-            .as_ref()
-            .filter(|o| o.get("outcome").and_then(Value::as_str) == Some("selected"))
-            .and_then(|o| o.get("optionId").and_then(Value::as_str))
-            .map(str::to_owned);
+            .and_then(|r| r.get("outcome").cloned())
+            .unwrap_or(Value::Null);
+        let by = ResolvedBy::Editor;
         match &held.call_line {
+            // The editor's answer goes to the agent as it is: its option ids are the agent's.
             None => {
-                // The editor's answer goes to the agent as it is: its option ids are the agent's.
-                let answer = chosen.unwrap_or_else(|| "cancelled".into());
-                let result = self
-                    .record(&held.request, &held.decision, ResolvedBy::Editor, &answer)
-                    .map(|()| json!({ "outcome": outcome }));
-                self.answer_agent(&held.agent_id, result);
+                let reply = self
+                    .gate
+                    .conclude(&held.judged, Answer::Relayed(outcome), by);
+                self.answer_agent(&held.agent_id, reply);
             }
             Some(line) => {
-                let allowed = chosen.as_deref() == Some("allow");
-                let answer = if allowed { "allowed" } else { "denied" };
-                let recorded =
-                    self.record(&held.request, &held.decision, ResolvedBy::Editor, answer);
-                match recorded {
-                    Ok(()) if allowed => {
-                        let _ = self.editor.send(line);
-                    }
-                    Ok(()) => {
-                        let error = calls::denial(&held.decision, Some("rejected in the editor"));
-                        self.answer_agent(&held.agent_id, Err(error));
-                    }
-                    Err(error) => self.answer_agent(&held.agent_id, Err(error)),
-                }
+                let allowed = outcome.get("outcome").and_then(Value::as_str) == Some("selected")
+                    && outcome.get("optionId").and_then(Value::as_str) == Some("allow");
+                let answer = match allowed {
+                    true => Answer::Allowed,
+                    false => Answer::Denied {
+                        message: Some("rejected in the editor".to_owned()),
+                    },
+                };
+                let reply = self.gate.conclude(&held.judged, answer, by);
+                self.forward_or_answer(&held.agent_id, line, reply);
             }
         }
     }
@@ -577,46 +494,23 @@ impl Proxy {
         for (key, held) in cancelled {
             // The editor may still answer the ask; that answer must not reach the agent.
             lock(&self.answered).insert(key);
-            let is_call = held.call_line.is_some();
-            self.cancelled(&held.agent_id, &held.request, &held.decision, is_call);
+            self.cancelled(&held.agent_id, &held.judged);
         }
     }
 
     /// Answers `cancelled`: a permission request's outcome, or a call's error.
-    fn cancelled(&self, id: &RawValue, request: &ToolRequest, decision: &Decision, is_call: bool) {
-        let result = self
-            .record(request, decision, ResolvedBy::Cancelled, "cancelled")
-            .and_then(|()| match is_call {
-                false => Ok(json!({ "outcome": { "outcome": "cancelled" } })),
-                true => Err(Error::request_cancelled()),
-            });
-        self.answer_agent(id, result);
+    fn cancelled(&self, id: &RawValue, judged: &Judged) {
+        let reply = self
+            .gate
+            .conclude(judged, Answer::Cancelled, ResolvedBy::Cancelled);
+        self.answer_agent(id, reply);
     }
 
-    /// Audits and shows a decision; an error when the audit log could not be written (the
-    /// decision is then not made).
-    fn record(
-        &self,
-        request: &ToolRequest,
-        decision: &Decision,
-        by: ResolvedBy,
-        answer: &str,
-    ) -> Result<(), Error> {
-        if let Err(error) = self
-            .audit
-            .record(request, decision, &by.annotate(answer, None))
-        {
-            self.output.error(&format!("{error:#}"));
-            return Err(unrecorded());
-        }
-        self.output.decision(request, decision, by, answer);
-        Ok(())
-    }
-
-    fn answer_agent(&self, id: &RawValue, result: Result<Value, Error>) {
-        let message = match result {
-            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
-            Err(error) => json!({ "jsonrpc": "2.0", "id": id, "error": error }),
+    fn answer_agent(&self, id: &RawValue, reply: Reply) {
+        let message = match reply {
+            Reply::Outcome(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Reply::Error(error) => json!({ "jsonrpc": "2.0", "id": id, "error": error }),
+            Reply::Proceed => unreachable!("a call that proceeds is forwarded, not answered"),
         };
         let _ = self.agent.send(&message.to_string());
     }
@@ -638,11 +532,9 @@ impl Proxy {
 struct Gated {
     session_id: String,
     id: Box<RawValue>,
+    /// What it asks (or why its params are unreadable).
+    asked: Result<Asked, Error>,
     params: Value,
-    /// What earlier `tool_call` updates announced for the permission request's tool call.
-    earlier: Option<Value>,
-    /// `None` for a permission request, else the call (or why its params are unreadable).
-    call: Option<Result<Call, Error>>,
     ctx: SessionContext,
     /// The session's cancel count when the request arrived.
     generation: u64,
@@ -650,14 +542,9 @@ struct Gated {
     line: String,
 }
 
-fn unrecorded() -> Error {
-    Error::internal_error().data(json!(
-        "acp-gate could not record the decision in its audit log, so it was not made"
-    ))
-}
-
 /// The handlers' reasons, where the editor shows them: after the tool call's title.
-fn annotate_title(params: &mut Value, request: &ToolRequest, decision: &Decision) {
+fn annotate_title(params: &mut Value, judged: &Judged) {
+    let (request, decision) = (&judged.request, &judged.decision);
     if decision.reasons.is_empty() {
         return;
     }
@@ -673,7 +560,8 @@ fn annotate_title(params: &mut Value, request: &ToolRequest, decision: &Decision
 }
 
 /// acp-gate's own permission request for a gated call the chain asks about.
-fn own_ask(own_id: &str, gated: &Gated, request: &ToolRequest, decision: &Decision) -> Value {
+fn own_ask(own_id: &str, gated: &Gated, judged: &Judged) -> Value {
+    let request = &judged.request;
     let mut tool_call = json!({
         "toolCallId": own_id,
         "title": request.title,
@@ -691,7 +579,7 @@ fn own_ask(own_id: &str, gated: &Gated, request: &ToolRequest, decision: &Decisi
             { "optionId": "reject", "name": "Reject", "kind": OptionKind::RejectOnce },
         ],
     });
-    annotate_title(&mut params, request, decision);
+    annotate_title(&mut params, judged);
     params
 }
 
@@ -707,8 +595,8 @@ async fn terminated() -> u8 {
     };
     tokio::select! {
         _ = int.recv() => exit::INTERRUPTED,
-        _ = term.recv() => 128 + 15,
-        _ = hup.recv() => 128 + 1,
+        _ = term.recv() => exit::TERMINATED,
+        _ = hup.recv() => exit::HANGUP,
     }
 }
 

@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
-use crate::chain::{Decision, Outcome};
-use crate::config::Tier;
+use crate::chain::Decision;
 use crate::request::{ToolKind, ToolRequest};
+use crate::verdict::Verdict;
 
 /// One remembered answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,14 +29,7 @@ impl SessionRule {
     /// never remembered, since the same text can do something else next time.
     pub fn for_request(request: &ToolRequest) -> Result<SessionRule, String> {
         let subject = match &request.command {
-            Some(command) => {
-                let text = match (&command.shell, &command.argv) {
-                    (Some(shell), _) => shell.clone(),
-                    (None, Some(argv)) => argv.join(" "),
-                    (None, None) => return Err("the command is empty".into()),
-                };
-                Subject::Command(simple_command(&text)?)
-            }
+            Some(command) => Subject::Command(simple_command(&command.text())?),
             None => {
                 let mut paths: Vec<PathBuf> =
                     request.paths.iter().map(|p| p.absolute.clone()).collect();
@@ -60,8 +53,8 @@ impl SessionRule {
     /// Whether this rule settles `decision` for `request`: the same kind and subject, and a
     /// chain that said ask with no org handler among those asking.
     pub fn settles(&self, request: &ToolRequest, decision: &Decision) -> bool {
-        decision.outcome == Outcome::Ask
-            && !org_insists(decision)
+        decision.outcome == Verdict::Ask
+            && !decision.org_insists()
             && SessionRule::for_request(request).is_ok_and(|rule| &rule == self)
     }
 
@@ -78,14 +71,6 @@ impl SessionRule {
             }
         }
     }
-}
-
-/// Whether an org handler asked (or denied): then only a person may answer, every time.
-pub fn org_insists(decision: &Decision) -> bool {
-    decision
-        .handlers
-        .iter()
-        .any(|h| h.tier == Tier::Org && matches!(h.verdict.as_str(), "ask" | "deny"))
 }
 
 /// The normalised form of a simple command: words of plain characters only, joined by one
@@ -136,6 +121,7 @@ impl SessionRules {
 mod tests {
     use super::*;
     use crate::chain::HandlerTrace;
+    use crate::config::Tier;
     use crate::request::SessionContext;
     use serde_json::json;
 
@@ -145,14 +131,14 @@ mod tests {
         ToolRequest::from_permission_request(&params, None, &ctx).unwrap()
     }
 
-    fn decision(outcome: Outcome, tier: Tier, verdict: &str) -> Decision {
+    fn decision(outcome: Verdict, tier: Tier, verdict: Verdict) -> Decision {
         Decision {
             outcome,
             reasons: vec![],
             handlers: vec![HandlerTrace {
                 name: "h".into(),
                 tier,
-                verdict: verdict.into(),
+                verdict,
                 reason: None,
                 elapsed_us: 0,
                 error: None,
@@ -166,7 +152,7 @@ mod tests {
     fn simple_commands_are_remembered_exactly_and_dynamic_ones_never() {
         let rule = SessionRule::for_request(&command("cargo  test -p x")).unwrap();
         assert_eq!(rule.describe(), "execute `cargo test -p x`");
-        let ask = decision(Outcome::Ask, Tier::Builtin, "ask");
+        let ask = decision(Verdict::Ask, Tier::Builtin, Verdict::Ask);
         assert!(rule.settles(&command("cargo test -p x"), &ask));
         assert!(!rule.settles(&command("cargo test -p y"), &ask));
         for dynamic in [
@@ -190,9 +176,15 @@ mod tests {
     fn a_rule_never_settles_a_deny_nor_an_org_ask() {
         let rule = SessionRule::for_request(&command("make deploy")).unwrap();
         let request = command("make deploy");
-        assert!(!rule.settles(&request, &decision(Outcome::Deny, Tier::User, "deny")));
-        assert!(!rule.settles(&request, &decision(Outcome::Ask, Tier::Org, "ask")));
-        assert!(rule.settles(&request, &decision(Outcome::Ask, Tier::Project, "ask")));
+        assert!(!rule.settles(
+            &request,
+            &decision(Verdict::Deny, Tier::User, Verdict::Deny)
+        ));
+        assert!(!rule.settles(&request, &decision(Verdict::Ask, Tier::Org, Verdict::Ask)));
+        assert!(rule.settles(
+            &request,
+            &decision(Verdict::Ask, Tier::Project, Verdict::Ask)
+        ));
         let mut rules = SessionRules::default();
         rules.remember(rule.clone());
         rules.remember(rule);
@@ -200,7 +192,7 @@ mod tests {
         assert!(rules.revoke(0).is_some());
         assert!(
             rules
-                .settling(&request, &decision(Outcome::Ask, Tier::User, "ask"))
+                .settling(&request, &decision(Verdict::Ask, Tier::User, Verdict::Ask))
                 .is_none()
         );
     }

@@ -14,14 +14,14 @@ use agent_client_protocol::v1::schema::{
     InitializeRequest, NewSessionRequest, PromptRequest,
 };
 use agent_client_protocol::{
-    AcpAgent, AcpAgentConfig, Agent, Client, Error, LineDirection, UntypedMessage,
+    AcpAgent, AcpAgentConfig, Agent, Client as ClientRole, Error, LineDirection, UntypedMessage,
 };
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use super::ask::LineInput;
-use super::exit;
-use super::gate::Gate;
+use super::client::Client;
+use crate::exit;
 
 /// Where the prompts come from.
 pub enum Prompts {
@@ -73,10 +73,10 @@ enum Stop {
     Interrupted,
 }
 
-/// Runs the session; returns the exit code (see [`super::exit`]).
-pub async fn run_session(gate: Arc<Gate>, spec: SessionSpec) -> u8 {
+/// Runs the session; returns the exit code (see [`crate::exit`]).
+pub async fn run_session(client: Arc<Client>, spec: SessionSpec) -> u8 {
     if let Err(message) = check_command(&spec.agent) {
-        gate.output.error(&message);
+        client.gate.output.error(&message);
         return exit::ERROR;
     }
     let phase = Arc::new(Mutex::new(Phase::Initialize));
@@ -85,9 +85,9 @@ pub async fn run_session(gate: Arc<Gate>, spec: SessionSpec) -> u8 {
 
     let config = AcpAgentConfig::new(&spec.agent[0]).args(spec.agent[1..].iter().cloned());
     let agent = AcpAgent::new(config).with_debug({
-        let gate = gate.clone();
+        let client = client.clone();
         move |line, direction| match direction {
-            LineDirection::Stderr => gate.output.agent_stderr(line),
+            LineDirection::Stderr => client.gate.output.agent_stderr(line),
             LineDirection::Stdout => {
                 if let Some(problem) = malformed(line) {
                     broken_tx.send_if_modified(|slot| {
@@ -99,43 +99,43 @@ pub async fn run_session(gate: Arc<Gate>, spec: SessionSpec) -> u8 {
         }
     });
 
-    let result = Client
+    let result = ClientRole
         .v1()
         .name("acp-gate")
         .on_receive_request(
             {
-                let gate = gate.clone();
+                let client = client.clone();
                 async move |message: UntypedMessage, responder, cx: ConnectionTo<Agent>| {
-                    gate.on_request(message, responder, &cx)
+                    client.on_request(message, responder, &cx)
                 }
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_notification(
             {
-                let gate = gate.clone();
+                let client = client.clone();
                 async move |message: UntypedMessage, _cx: ConnectionTo<Agent>| {
-                    gate.on_notification(message);
+                    client.on_notification(message);
                     Ok(())
                 }
             },
             agent_client_protocol::on_receive_notification!(),
         )
         .connect_with(agent, {
-            let (gate, phase) = (gate.clone(), phase.clone());
+            let (client, phase) = (client.clone(), phase.clone());
             async move |cx: ConnectionTo<Agent>| {
-                let code = match drive(&cx, &gate, spec, &phase, broken_rx).await {
+                let code = match drive(&cx, &client, spec, &phase, broken_rx).await {
                     Ok(code) => code,
                     Err(Stop::Agent(message)) => {
-                        gate.output.error(&message);
+                        client.gate.output.error(&message);
                         exit::AGENT_FAILED
                     }
                     Err(Stop::Refused(message)) => {
-                        gate.output.error(&message);
+                        client.gate.output.error(&message);
                         exit::ERROR
                     }
                     Err(Stop::Interrupted) => {
-                        gate.output.notice("interrupted");
+                        client.gate.output.notice("interrupted");
                         exit::INTERRUPTED
                     }
                 };
@@ -144,19 +144,19 @@ pub async fn run_session(gate: Arc<Gate>, spec: SessionSpec) -> u8 {
             }
         })
         .await;
-    gate.shutdown();
+    client.shutdown();
     let phase = *phase.lock().unwrap_or_else(|p| p.into_inner());
     match (result, phase) {
         (Ok(code), _) => code,
         (Err(error), Phase::Done(code)) => {
-            gate.output.notice(&format!(
+            client.gate.output.notice(&format!(
                 "the agent did not end cleanly: {}",
                 describe(&error)
             ));
             code
         }
         (Err(error), phase) => {
-            gate.output.error(&format!(
+            client.gate.output.error(&format!(
                 "the agent exited {}: {}",
                 phase.describe(),
                 describe(&error)
@@ -168,7 +168,7 @@ pub async fn run_session(gate: Arc<Gate>, spec: SessionSpec) -> u8 {
 
 async fn drive(
     cx: &ConnectionTo<Agent>,
-    gate: &Gate,
+    client: &Client,
     spec: SessionSpec,
     phase: &Mutex<Phase>,
     mut broken: watch::Receiver<Option<String>>,
@@ -213,19 +213,19 @@ async fn drive(
     )
     .await?;
     let session_id = session.session_id;
-    gate.set_session_id(&session_id.to_string());
+    client.set_session_id(&session_id.to_string());
 
     match spec.prompts {
         Prompts::Once(text) => {
             set_phase(Phase::Turn);
-            let stop = turn(cx, gate, &session_id, text, &mut broken, &mut interrupts).await?;
+            let stop = turn(cx, client, &session_id, text, &mut broken, &mut interrupts).await?;
             if stop == "cancelled" {
                 return Ok(exit::INTERRUPTED);
             }
         }
         Prompts::Interactive(input) => loop {
             set_phase(Phase::Idle);
-            let style = gate.output.stderr_style();
+            let style = client.gate.output.stderr_style();
             eprint!("{} ", style.bold("›"));
             let line = tokio::select! {
                 line = input.read_line() => line,
@@ -244,7 +244,7 @@ async fn drive(
                     continue;
                 }
                 "/rules" => {
-                    gate.with_rules(|rules| {
+                    client.with_rules(|rules| {
                         if rules.list().is_empty() {
                             eprintln!("no session rules yet");
                         }
@@ -261,7 +261,7 @@ async fn drive(
                     .trim()
                     .parse::<usize>()
                     .ok()
-                    .and_then(|n| gate.with_rules(|rules| rules.revoke(n.wrapping_sub(1))));
+                    .and_then(|n| client.with_rules(|rules| rules.revoke(n.wrapping_sub(1))));
                 match revoked {
                     Some(rule) => eprintln!("forgot {}", rule.describe()),
                     None => eprintln!("no rule {n} (see /rules)"),
@@ -271,7 +271,7 @@ async fn drive(
             set_phase(Phase::Turn);
             turn(
                 cx,
-                gate,
+                client,
                 &session_id,
                 line.to_owned(),
                 &mut broken,
@@ -280,7 +280,7 @@ async fn drive(
             .await?;
         },
     }
-    Ok(if gate.escalations() > 0 {
+    Ok(if client.gate.escalations() > 0 {
         exit::ESCALATED
     } else {
         exit::OK
@@ -291,13 +291,13 @@ async fn drive(
 /// permission requests are answered `cancelled`), the second ends the run.
 async fn turn(
     cx: &ConnectionTo<Agent>,
-    gate: &Gate,
+    client: &Client,
     session_id: &agent_client_protocol::v1::schema::SessionId,
     text: String,
     broken: &mut watch::Receiver<Option<String>>,
     interrupts: &mut mpsc::UnboundedReceiver<()>,
 ) -> Result<String, Stop> {
-    gate.begin_turn();
+    client.begin_turn();
     let response = cx
         .send_request(PromptRequest::new(session_id.clone(), vec![text.into()]))
         .block_task();
@@ -311,9 +311,9 @@ async fn turn(
                     return Err(Stop::Interrupted);
                 }
                 cancelling = true;
-                gate.cancel_turn();
+                client.cancel_turn();
                 let _ = cx.send_notification(CancelNotification::new(session_id.clone()));
-                gate.output.notice("cancelling the turn (press Ctrl-C again to quit)");
+                client.gate.output.notice("cancelling the turn (press Ctrl-C again to quit)");
             }
             problem = broken.wait_for(Option::is_some) => {
                 return Err(Stop::Agent(broken_message(problem)));
@@ -326,7 +326,7 @@ async fn turn(
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_else(|| format!("{:?}", response.stop_reason));
-            gate.output.stop(&stop);
+            client.gate.output.stop(&stop);
             Ok(stop)
         }
         Err(error) => Err(failure(Phase::Turn, "session/prompt", &error)),

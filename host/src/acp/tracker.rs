@@ -74,14 +74,6 @@ impl ToolCallTracker {
         self.calls.get(id).cloned().map(Value::Object)
     }
 
-    pub fn len(&self) -> usize {
-        self.calls.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.calls.is_empty()
-    }
-
     fn forget(&mut self, id: &str) {
         if self.calls.remove(id).is_some() {
             self.order.retain(|known| known != id);
@@ -121,12 +113,12 @@ mod tests {
             tracker.observe(&json!({"sessionUpdate": "tool_call", "toolCallId": id}));
         }
         assert!(tracker.get("a").is_none());
-        assert_eq!(tracker.len(), 2);
+        assert_eq!(tracker.calls.len(), 2);
         tracker.observe(
             &json!({"sessionUpdate": "tool_call_update", "toolCallId": "b", "status": "completed"}),
         );
         assert!(tracker.get("b").is_none());
-        assert_eq!(tracker.len(), 1);
+        assert_eq!(tracker.calls.len(), 1);
         assert!(
             tracker
                 .observe(&json!({"sessionUpdate": "agent_message_chunk"}))

@@ -1,20 +1,39 @@
 //! `acp-gate check`: decide recorded permission requests offline and explain each decision.
 
 use std::io::BufRead;
-use std::path::Path;
-use std::process::ExitCode;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use clap::Args;
 use serde_json::{Value, json};
 
+use crate::args::{OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
 use crate::chain::{Chain, Decision};
-use crate::cli::{CheckArgs, OutputFormat, exit};
+use crate::exit;
+use crate::record::{CheckLine, Judged, subject};
 use crate::request::{SessionContext, ToolRequest};
 use crate::style::Style;
+use crate::verdict::Verdict;
 
-pub async fn run(args: CheckArgs) -> Result<ExitCode> {
-    let options = args.policy.load_options()?;
+#[derive(Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+    /// Also append each decision to this audit log.
+    #[arg(long, value_name = "FILE")]
+    pub audit: Option<PathBuf>,
+    /// Files holding the params of a `session/request_permission` (or a whole JSON-RPC message);
+    /// `-` reads one JSON document per line from stdin.
+    #[arg(required = true, value_name = "REQUEST")]
+    pub requests: Vec<PathBuf>,
+}
+
+pub async fn check(args: CheckArgs) -> Result<u8> {
+    let options = super::load_options(&args.policy)?;
     let chain = crate::load_chain(&options).await?;
     for notice in &chain.notices {
         eprintln!("acp-gate: {notice}");
@@ -55,7 +74,7 @@ pub async fn run(args: CheckArgs) -> Result<ExitCode> {
             }
         }
     }
-    Ok(ExitCode::from(if failed { exit::ERROR } else { exit::OK }))
+    Ok(if failed { exit::ERROR } else { exit::OK })
 }
 
 /// The JSON documents in `source`: the whole file, or one per line for `-` (stdin).
@@ -109,78 +128,32 @@ fn print_decision(
     option: Option<&str>,
 ) {
     if format == OutputFormat::Json {
-        let line = json!({
-            "source": label,
-            "decision": decision.outcome,
-            "option_id": option,
-            "kind": request.kind,
-            "title": request.title,
-            "reasons": decision.reasons,
-            "by_default": decision.by_default,
-            "handlers": decision.handlers,
-        });
-        println!("{line}");
+        let line = CheckLine {
+            source: label,
+            option_id: option,
+            judged: Judged::new(request, decision),
+        };
+        println!("{}", json!(line));
         return;
     }
     let style = Style::stdout();
-    let subject = match &request.command {
-        Some(command) => command
-            .shell
-            .clone()
-            .or_else(|| command.argv.as_deref().map(shell_words))
-            .unwrap_or_default(),
-        None => request
-            .paths
-            .first()
-            .map_or_else(|| request.title.clone(), |p| p.raw.clone()),
-    };
     println!(
         "{}  {}  {} {}",
         style.bold(label),
         style.outcome(decision.outcome),
         style.dim(request.kind.as_str()),
-        subject
+        subject(request)
     );
     let answer = match option {
         Some(id) => format!("answer: option `{id}`"),
-        None if decision.outcome == crate::chain::Outcome::Ask => {
-            "answer: ask the user (or escalate)".to_owned()
-        }
+        None if decision.outcome == Verdict::Ask => "answer: ask the user (or escalate)".to_owned(),
         None => "answer: cancelled (no option of the needed kind offered)".to_owned(),
     };
     println!("  {}", style.dim(&answer));
-    let width = decision
-        .handlers
-        .iter()
-        .map(|h| h.name.len())
-        .max()
-        .unwrap_or(0);
-    for handler in &decision.handlers {
-        let reason = handler.reason.as_deref().unwrap_or("");
-        println!(
-            "  {:<width$}  {}  {:>7}  {reason}",
-            handler.name,
-            style.verdict(&handler.verdict, 7),
-            format!("{} µs", handler.elapsed_us),
-        );
-        for log in &handler.logs {
-            println!("  {:<width$}  {}", "", style.dim(&format!("log {log}")));
-        }
+    for line in style.handler_lines(&decision.handlers, "  ", true) {
+        println!("{line}");
     }
     if decision.by_default {
         println!("  {}", style.dim(&decision.reasons.join("; ")));
     }
-}
-
-/// An argv as a shell would show it: words with spaces or metacharacters single-quoted.
-fn shell_words(argv: &[String]) -> String {
-    let quote = |word: &String| {
-        let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
-        if !word.is_empty() && word.chars().all(plain) {
-            word.clone()
-        } else {
-            format!("'{}'", word.replace('\'', r"'\''"))
-        }
-    };
-    argv.iter().map(quote).collect::<Vec<_>>().join(" ")
 }

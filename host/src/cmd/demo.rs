@@ -5,15 +5,18 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::{Setup, exit, session, start};
-use crate::cli::OutputFormat;
+use super::run::{Setup, start};
+use crate::acp::ask::LineInput;
+use crate::acp::output::Output;
+use crate::acp::session::Prompts;
+use crate::args::OutputFormat;
+use crate::exit;
 use crate::style::Style;
 
 const PROMPT: &str = "Tidy up this project and make sure the tests pass.";
@@ -28,7 +31,7 @@ impl Drop for Scratch {
 }
 
 /// `acp-gate demo`.
-pub async fn demo() -> Result<ExitCode> {
+pub async fn demo() -> Result<u8> {
     let scratch = scratch_dir()?;
     let workspace = scratch.0.join("project");
     write_project(&workspace)?;
@@ -62,7 +65,7 @@ pub async fn demo() -> Result<ExitCode> {
         "Nobody is at a terminal: when the chain cannot decide, the request is rejected and escalated.".to_owned()
     });
     banner.push(String::new());
-    let out = super::output::Output::new(OutputFormat::Text, true);
+    let out = Output::new(OutputFormat::Text, true);
     out.lines(&banner);
 
     let setup = Setup {
@@ -74,12 +77,12 @@ pub async fn demo() -> Result<ExitCode> {
         audit: None,
         format: OutputFormat::Text,
         verbose: true,
-        input: interactive.then(|| Arc::new(super::ask::LineInput::stdin())),
+        input: interactive.then(|| Arc::new(LineInput::stdin())),
         init_timeout: Duration::from_secs(30),
     };
-    let (code, gate) = start(setup, agent, session::Prompts::Once(PROMPT.to_owned())).await?;
+    let (code, client) = start(setup, agent, Prompts::Once(PROMPT.to_owned())).await?;
     let count = |n: &std::sync::atomic::AtomicUsize| n.load(Ordering::Relaxed);
-    let t = &gate.tally;
+    let t = &client.gate.tally;
     let tally = (
         count(&t.allowed),
         count(&t.denied),
@@ -102,7 +105,7 @@ pub async fn demo() -> Result<ExitCode> {
         ),
         format!(
             "  every decision is in the audit log: {}",
-            gate.audit_path().display()
+            client.gate.audit_path().display()
         ),
         "  gate a real agent:  acp-gate run -- npx @zed-industries/claude-agent-acp".to_owned(),
         "  your own policy:    acp-gate run --handlers handlers.toml -- AGENT".to_owned(),
@@ -112,10 +115,10 @@ pub async fn demo() -> Result<ExitCode> {
     }
     out.lines(&summary);
     drop(scratch);
-    Ok(ExitCode::from(match code {
+    Ok(match code {
         exit::ESCALATED => exit::OK,
         other => other,
-    }))
+    })
 }
 
 fn scratch_dir() -> Result<Scratch> {
@@ -171,12 +174,12 @@ fn write_project(root: &Path) -> Result<()> {
 }
 
 /// The hidden `acp-gate demo-agent --script NAME`: the demo agent on stdin/stdout.
-pub async fn agent(script: &str) -> Result<ExitCode> {
+pub async fn agent(script: &str) -> Result<u8> {
     let Some(script) = acp_gate_demo_agent::Script::parse(script) else {
         anyhow::bail!("unknown demo script `{script}` (demo, ask, repeat, inject, die, soak:N)");
     };
     acp_gate_demo_agent::serve_stdio(script)
         .await
         .map_err(|error| anyhow::anyhow!("demo agent: {error}"))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(exit::OK)
 }

@@ -3,19 +3,22 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use clap::{Args, Subcommand, ValueEnum};
-use sha2::{Digest, Sha256};
+use clap::{Args, Subcommand};
 
+use crate::args::OutputFormat;
 use crate::cache::CompileCache;
 use crate::chain::Chain;
-use crate::cli::{OutputFormat, exit};
-use crate::config::{Control, DefaultDecision, HandlerSpec, OnError, PluginRef, Policy, Tier};
+use crate::config::{Control, HandlerSpec, PluginRef, Policy, Tier};
+use crate::digest::sha256_hex;
+use crate::exit;
 use crate::request::SessionContext;
-use crate::runtime::{Grant, Limits, Need, Runtime, WIT_VERSION, default_grants, hex};
+use crate::runtime::{Grant, Limits, Need, Runtime, WIT_VERSION, default_grants};
+use crate::scaffold::{self, Lang};
+use crate::shorthand::{self, Expect};
 use crate::style::Style;
+use crate::verdict::Verdict;
 
 #[derive(Subcommand)]
 pub enum PluginCommand {
@@ -75,11 +78,10 @@ pub struct ValidateArgs {
     imports: Option<Vec<String>>,
 }
 
-pub fn run(command: PluginCommand) -> Result<ExitCode> {
+pub async fn plugin(command: PluginCommand) -> Result<u8> {
     match command {
         PluginCommand::Hash { file } => {
-            let bytes = read(&file)?;
-            println!("sha256 = \"{}\"", hex(&Sha256::digest(&bytes)));
+            println!("sha256 = \"{}\"", sha256_hex(&read(&file)?));
         }
         PluginCommand::Inspect { file, format } => {
             let info = runtime()?.inspect(&label(&file), &read(&file)?)?;
@@ -105,13 +107,8 @@ pub fn run(command: PluginCommand) -> Result<ExitCode> {
                 }
             }
         }
-        PluginCommand::Test(args) => {
-            // `run` is called on the async runtime's thread; the chain is async.
-            return tokio::task::block_in_place(|| {
-                tokio::runtime::Handle::current().block_on(test(args))
-            });
-        }
-        PluginCommand::New(args) => return new(args),
+        PluginCommand::Test(args) => return test(args).await,
+        PluginCommand::New(args) => scaffold::new(&args.name, args.lang, args.dir)?,
         PluginCommand::Validate(args) => {
             let grants = match &args.imports {
                 None => default_grants(),
@@ -125,7 +122,7 @@ pub fn run(command: PluginCommand) -> Result<ExitCode> {
             );
         }
     }
-    Ok(ExitCode::from(exit::OK))
+    Ok(exit::OK)
 }
 
 fn parse_grants(names: &[String], key: &str) -> Result<BTreeSet<Grant>> {
@@ -159,33 +156,12 @@ struct CasesFile {
     case: Vec<toml::Spanned<toml::Table>>,
 }
 
-/// The keys of a case: the short request form, the clock, and what to expect.
-const CASE_KEYS: &[&str] = &[
-    "command",
-    "argv",
-    "path",
-    "paths",
-    "kind",
-    "title",
-    "content",
-    "old_string",
-    "new_string",
-    "url",
-    "cwd",
-    "id",
-    "request",
-    "at",
-    "received_at_ms",
-    "name",
-    "expect",
-    "reason",
-];
-
 /// One case's result, as `--format json` prints it.
 #[derive(serde::Serialize)]
 struct CaseResult {
     name: String,
     line: usize,
+    /// A verdict, or `error`.
     expect: String,
     verdict: String,
     reason: Option<String>,
@@ -194,7 +170,7 @@ struct CaseResult {
     elapsed_us: u64,
 }
 
-async fn test(args: TestArgs) -> Result<ExitCode> {
+async fn test(args: TestArgs) -> Result<u8> {
     let cases_text = std::fs::read_to_string(&args.cases)
         .with_context(|| format!("{}: cannot read", args.cases.display()))?;
     let file: CasesFile = toml::from_str(&cases_text)
@@ -224,7 +200,7 @@ async fn test(args: TestArgs) -> Result<ExitCode> {
         plugin: PluginRef::File(args.file.clone()),
         sha256: None,
         control: Control::Required,
-        on_error: OnError::Deny,
+        on_error: Verdict::Deny,
         limits: Limits::default(),
         applies_to: None,
         grants,
@@ -233,7 +209,7 @@ async fn test(args: TestArgs) -> Result<ExitCode> {
     };
     // The handler alone, no built-in chain: the same path as inline `[[handler.test]]` entries.
     let policy = Policy {
-        default: DefaultDecision::Ask,
+        default: Verdict::Ask,
         handlers: vec![spec],
         sources: vec![(Tier::Project, args.cases.clone())],
         notices: Vec::new(),
@@ -251,16 +227,18 @@ async fn test(args: TestArgs) -> Result<ExitCode> {
         let line = source_line(case.span().start);
         let table = case.get_ref();
         let at = |key: &str| format!("{}:{line}: case[{number}].{key}", args.cases.display());
-        if let Some(key) = table.keys().find(|k| !CASE_KEYS.contains(&k.as_str())) {
-            bail!("{}: unknown key (keys: {})", at(key), CASE_KEYS.join(", "));
+        if let Some(key) = table
+            .keys()
+            .find(|k| !shorthand::KEYS.contains(&k.as_str()))
+        {
+            bail!(
+                "{}: unknown key (keys: {})",
+                at(key),
+                shorthand::KEYS.join(", ")
+            );
         }
-        let expect = match table.get("expect").and_then(|v| v.as_str()) {
-            Some(e @ ("allow" | "deny" | "ask" | "abstain" | "error")) => e.to_owned(),
-            _ => bail!(
-                "{}: missing or not allow | deny | ask | abstain | error",
-                at("expect")
-            ),
-        };
+        let expect =
+            shorthand::expected(table).map_err(|why| anyhow::anyhow!("{}: {why}", at("expect")))?;
         let request = serde_json::to_value(table)?;
         let trace = chain
             .run_case(0, &request, &ctx)
@@ -268,26 +246,31 @@ async fn test(args: TestArgs) -> Result<ExitCode> {
             .with_context(|| at("request"))?;
         let reason_ok = match table.get("reason").and_then(|v| v.as_str()) {
             None => true,
-            Some(part) => trace
-                .reason
-                .as_deref()
-                .or(trace.error.as_deref())
-                .is_some_and(|r| r.contains(part)),
+            Some(part) => {
+                trace.reason.as_deref().is_some_and(|r| r.contains(part))
+                    || trace
+                        .error
+                        .as_ref()
+                        .is_some_and(|e| e.to_string().contains(part))
+            }
         };
         // A failure counts as `on_error` in a chain; here it is a result of its own.
-        let verdict = if trace.error.is_some() {
-            "error".to_owned()
-        } else {
-            trace.verdict.clone()
+        let got = match &trace.error {
+            Some(_) => Expect::Failure,
+            None => Expect::Verdict(trace.verdict),
+        };
+        let word = |e: Expect| match e {
+            Expect::Verdict(verdict) => verdict.as_str(),
+            Expect::Failure => "error",
         };
         results.push(CaseResult {
             name: case_name(table, number),
             line,
-            pass: verdict == expect && reason_ok,
-            expect,
-            verdict,
+            pass: got == expect && reason_ok,
+            expect: word(expect).to_owned(),
+            verdict: word(got).to_owned(),
             reason: trace.reason,
-            error: trace.error,
+            error: trace.error.map(|e| e.to_string()),
             elapsed_us: trace.elapsed_us,
         });
     }
@@ -311,6 +294,10 @@ async fn test(args: TestArgs) -> Result<ExitCode> {
                 .map(|r| r.name.chars().count())
                 .max()
                 .unwrap_or(0);
+            let shown = |word: &str| match Verdict::parse(word) {
+                Some(verdict) => style.verdict(verdict, 7),
+                None => style.red(&format!("{word:<7}")),
+            };
             for r in &results {
                 let mark = if r.pass {
                     style.green("PASS")
@@ -323,14 +310,14 @@ async fn test(args: TestArgs) -> Result<ExitCode> {
                     println!(
                         "{mark}  {:<width$}  {} {time}  {why}",
                         r.name,
-                        style.verdict(&r.verdict, 7)
+                        shown(&r.verdict)
                     );
                 } else {
                     println!(
                         "{mark}  {:<width$}  expected {}, got {} {time}  {why}  ({}:{})",
                         r.name,
                         r.expect,
-                        style.verdict(&r.verdict, 7),
+                        shown(&r.verdict),
                         args.cases.display(),
                         r.line
                     );
@@ -339,11 +326,7 @@ async fn test(args: TestArgs) -> Result<ExitCode> {
             println!("{passed} passed, {failed} failed");
         }
     }
-    Ok(ExitCode::from(if failed == 0 {
-        exit::OK
-    } else {
-        exit::ERROR
-    }))
+    Ok(if failed == 0 { exit::OK } else { exit::ERROR })
 }
 
 /// A case's name: its `name`, else what it asks about.
@@ -378,159 +361,4 @@ fn config_from_file(path: &Path) -> Result<String> {
     let table: toml::Table =
         toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     Ok(serde_json::to_string(&table)?)
-}
-
-// ---- acp-gate plugin new ----
-
-/// The languages `plugin new` has a template for.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Lang {
-    Rust,
-    C,
-    Js,
-    Python,
-}
-
-/// A template file: where it goes in the new project, and its text with `{{...}}` placeholders.
-type TemplateFile = (&'static str, &'static str);
-
-macro_rules! template {
-    ($lang:literal, $file:literal) => {
-        (
-            $file,
-            include_str!(concat!(
-                "../../examples/plugins/templates/",
-                $lang,
-                "/",
-                $file
-            )),
-        )
-    };
-}
-
-/// The files every template has: the plugin's world, its cases, a handlers.toml snippet.
-const COMMON: &[TemplateFile] = &[
-    (
-        "wit/world.wit",
-        include_str!("../../examples/plugins/templates/common/world.wit"),
-    ),
-    (
-        "wit/deps/acp-gate-plugin/plugin.wit",
-        include_str!("../../wit/plugin.wit"),
-    ),
-    template!("common", "CASES.toml"),
-    template!("common", "handlers.toml"),
-    template!("common", "README.md"),
-];
-
-impl Lang {
-    fn files(self) -> &'static [TemplateFile] {
-        match self {
-            Lang::Rust => &[
-                template!("rust", "Cargo.toml"),
-                template!("rust", "src/lib.rs"),
-                template!("rust", "build.sh"),
-            ],
-            Lang::C => &[template!("c", "plugin.c"), template!("c", "build.sh")],
-            Lang::Js => &[
-                template!("js", "app.js"),
-                template!("js", "package.json"),
-                template!("js", "build.sh"),
-            ],
-            Lang::Python => &[
-                template!("python", "app.py"),
-                template!("python", "build.sh"),
-            ],
-        }
-    }
-
-    /// The grants the built component needs (see `acp-gate plugin inspect`).
-    fn imports(self) -> &'static str {
-        match self {
-            // Rust's standard library on wasm32-wasip2 imports wasi:cli and wasi:io.
-            Lang::Rust => r#"["log", "wasi-cli"]"#,
-            // Built with their WASI imports stubbed or left out: only what world.wit imports.
-            Lang::C | Lang::Js | Lang::Python => r#"["log"]"#,
-        }
-    }
-
-    fn describe(self) -> (&'static str, &'static str) {
-        match self {
-            Lang::Rust => ("Rust", "rustup target add wasm32-wasip2"),
-            Lang::C => (
-                "C",
-                "clang, lld, wasi-libc (Debian), wit-bindgen-cli and wasm-tools (cargo), the \
-                 preview1 reactor adapter: see scripts/install-plugin-toolchains.sh",
-            ),
-            Lang::Js => (
-                "JavaScript",
-                "node and npm; build.sh installs componentize-qjs",
-            ),
-            Lang::Python => ("Python", "pip install componentize-py==0.25.1"),
-        }
-    }
-
-    fn ignored(self) -> &'static str {
-        match self {
-            Lang::Rust => "/target\n",
-            Lang::C => "/bindings\n*.o\n",
-            Lang::Js => "node_modules/\n",
-            Lang::Python => "__pycache__/\n/wit_world\n",
-        }
-    }
-}
-
-fn new(args: NewArgs) -> Result<ExitCode> {
-    let name = &args.name;
-    let valid = name.split('-').all(|word| {
-        word.starts_with(|c: char| c.is_ascii_lowercase())
-            && word
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-    });
-    if !valid {
-        bail!(
-            "`{name}`: a plugin name is lowercase words of letters and digits joined by dashes (like `prod-guard`)"
-        );
-    }
-    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from(name));
-    if dir.exists() && std::fs::read_dir(&dir)?.next().is_some() {
-        bail!("{}: exists and is not empty", dir.display());
-    }
-    let (lang, toolchain) = args.lang.describe();
-    let wasm = format!("{name}.wasm");
-    let fill = |text: &str| {
-        text.replace("{{name}}", name)
-            .replace("{{name_snake}}", &name.replace('-', "_"))
-            .replace("{{wasm}}", &wasm)
-            .replace("{{lang}}", lang)
-            .replace("{{imports}}", args.lang.imports())
-            .replace("{{toolchain}}", toolchain)
-    };
-    let ignored = format!("{}{wasm}\n", args.lang.ignored());
-    let files = COMMON
-        .iter()
-        .chain(args.lang.files())
-        .map(|(path, text)| (*path, fill(text)))
-        .chain([(".gitignore", ignored)]);
-    for (path, text) in files {
-        let target = dir.join(path);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("{}: cannot create", parent.display()))?;
-        }
-        std::fs::write(&target, text)
-            .with_context(|| format!("{}: cannot write", target.display()))?;
-        #[cfg(unix)]
-        if path.ends_with(".sh") {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))?;
-        }
-    }
-    println!("created {} ({lang} plugin `{name}`)", dir.display());
-    println!(
-        "next:  cd {} && ./build.sh && acp-gate plugin test {wasm} CASES.toml",
-        dir.display()
-    );
-    Ok(ExitCode::from(exit::OK))
 }

@@ -1,0 +1,298 @@
+//! The gating core that `run` (`acp::client`) and `proxy` (`acp::proxy`) share: a
+//! request in (a permission request, or a gated `fs/*` / `terminal/create` call, read with what
+//! the [`ToolCallTracker`] knows of its tool call), the [`Chain`]'s decision, the record (audit
+//! log first, then the output), and a typed reply to the agent. The front ends keep only what
+//! differs: `run` settles asks and carries out the calls it allowed; `proxy` holds asks for the
+//! editor, forwards and cancels.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use agent_client_protocol::{Error, ErrorCode};
+use serde_json::{Value, json};
+
+use super::calls::{self, Call};
+use super::output::Output;
+use super::tracker::ToolCallTracker;
+use crate::audit::AuditLog;
+use crate::chain::{Chain, Decision};
+use crate::record::{Escalation, ResolvedBy};
+use crate::request::{OptionKind, SessionContext, ToolRequest};
+
+/// How the requests of a session were settled, for the summary.
+#[derive(Debug, Default)]
+pub struct Tally {
+    pub allowed: AtomicUsize,
+    pub denied: AtomicUsize,
+    pub escalated: AtomicUsize,
+    pub cancelled: AtomicUsize,
+}
+
+/// What the agent asked for, as read from its message.
+#[derive(Debug, Clone)]
+pub enum Asked {
+    /// `session/request_permission`: its params, and what earlier `tool_call` updates announced
+    /// for its tool call.
+    Permission {
+        params: Value,
+        earlier: Option<Value>,
+    },
+    /// A client call acp-gate judges (`fs/read_text_file`, `fs/write_text_file`,
+    /// `terminal/create`).
+    Call(Call),
+}
+
+/// A request the chain has decided.
+#[derive(Debug)]
+pub struct Judged {
+    pub asked: Asked,
+    pub request: ToolRequest,
+    pub decision: Decision,
+}
+
+impl Judged {
+    /// What the tool would be run with: the request's input, or the one announced in the tool
+    /// call (for an escalation record).
+    pub fn input(&self) -> Value {
+        match &self.asked {
+            Asked::Permission { params, earlier } => params
+                .pointer("/toolCall/rawInput")
+                .or_else(|| earlier.as_ref().and_then(|e| e.get("rawInput")))
+                .cloned()
+                .unwrap_or(Value::Null),
+            Asked::Call(_) => self.request.raw.clone(),
+        }
+    }
+}
+
+/// How a judged request was answered: what is recorded, and what the agent is sent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// A permission request: the offered option with this id, and a message for the agent (a
+    /// person's reason for a rejection).
+    Selected {
+        option: String,
+        message: Option<String>,
+    },
+    /// A permission request's outcome exactly as the editor gave it (proxy).
+    Relayed(Value),
+    /// A gated call goes ahead.
+    Allowed,
+    /// A gated call is refused; with the person's message, if they gave one.
+    Denied { message: Option<String> },
+    /// `cancelled`: the turn was cancelled, or no option of the needed kind was offered.
+    Cancelled,
+    /// A gated call is refused after an allow, and why (its file changed since the decision).
+    Refused(String),
+}
+
+/// What the agent is sent once the decision is recorded.
+#[derive(Debug)]
+pub enum Reply {
+    /// The result of a permission request.
+    Outcome(Value),
+    /// A gated call may go ahead: `run` carries it out, `proxy` forwards it to the editor.
+    Proceed,
+    /// A refused or cancelled call, or a decision that could not be recorded.
+    Error(Error),
+}
+
+impl Answer {
+    /// The answer to a permission request for a chain verdict alone: the offered option of the
+    /// needed kind, else `cancelled` (ask has no option: a person must answer).
+    pub fn by_chain(request: &ToolRequest, decision: &Decision) -> Answer {
+        match decision.select_option(&request.options) {
+            Some(option) => Answer::Selected {
+                option: option.id.clone(),
+                message: None,
+            },
+            None => Answer::Cancelled,
+        }
+    }
+
+    /// The answer to a permission request of `kind` (a person's or a rule's), by kind only.
+    pub fn by_kind(request: &ToolRequest, kind: OptionKind, message: Option<String>) -> Answer {
+        match request.options.iter().find(|o| o.kind == kind) {
+            Some(option) => Answer::Selected {
+                option: option.id.clone(),
+                message,
+            },
+            None => Answer::Cancelled,
+        }
+    }
+
+    /// What the audit log records as the answer, before who gave it.
+    fn word(&self) -> String {
+        match self {
+            Answer::Selected { option, .. } => option.clone(),
+            Answer::Relayed(outcome) => outcome
+                .get("optionId")
+                .and_then(Value::as_str)
+                .filter(|_| outcome.get("outcome").and_then(Value::as_str) == Some("selected"))
+                .unwrap_or("cancelled")
+                .to_owned(),
+            Answer::Allowed => "allowed".to_owned(),
+            Answer::Denied { .. } => "denied".to_owned(),
+            Answer::Cancelled => "cancelled".to_owned(),
+            Answer::Refused(why) => format!("refused: {why}"),
+        }
+    }
+
+    fn message(&self) -> Option<&str> {
+        match self {
+            Answer::Selected { message, .. } | Answer::Denied { message } => message.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// The error a call is refused with when its decision could not be recorded.
+pub fn unrecorded() -> Error {
+    Error::internal_error().data(json!(
+        "acp-gate could not record the decision in its audit log, so it was not made"
+    ))
+}
+
+/// The chain, the audit log, the output and the tool-call tracker of one `run` or `proxy`.
+pub struct Gate {
+    chain: Chain,
+    audit: AuditLog,
+    pub output: Output,
+    tracker: Mutex<ToolCallTracker>,
+    pub tally: Tally,
+}
+
+impl Gate {
+    pub fn new(chain: Chain, audit: AuditLog, output: Output) -> Gate {
+        for notice in &chain.notices {
+            output.notice(notice);
+        }
+        Gate {
+            chain,
+            audit,
+            output,
+            tracker: Mutex::default(),
+            tally: Tally::default(),
+        }
+    }
+
+    pub fn audit_path(&self) -> &std::path::Path {
+        self.audit.path()
+    }
+
+    /// A `session/update` from the agent: tool calls feed the tracker. Returns the merged
+    /// state of a tool call, for showing it.
+    pub fn observe(&self, update: &Value) -> Option<Value> {
+        lock(&self.tracker).observe(update)
+    }
+
+    /// Reads a request of the agent's that the gate judges; `None` when `method` is not one.
+    /// What the tracker knows is read now, so that the tool calls announced before the request
+    /// count, however long the decision waits.
+    pub fn read(&self, method: &str, params: Value) -> Option<Result<Asked, Error>> {
+        if method == "session/request_permission" {
+            let earlier = params
+                .pointer("/toolCall/toolCallId")
+                .and_then(Value::as_str)
+                .and_then(|id| lock(&self.tracker).get(id));
+            return Some(Ok(Asked::Permission { params, earlier }));
+        }
+        Some(Call::parse(method, &params)?.map(Asked::Call))
+    }
+
+    /// Normalises and decides. A permission request that cannot be read is an
+    /// `invalid_params` error, shown, and decided no further.
+    pub async fn judge(&self, asked: Asked, ctx: &SessionContext) -> Result<Judged, Error> {
+        let request = match &asked {
+            Asked::Permission { params, earlier } => {
+                ToolRequest::from_permission_request(params, earlier.as_ref(), ctx).map_err(
+                    |error| {
+                        let error = Error::invalid_params().data(json!(format!(
+                            "acp-gate cannot read this permission request: {error:#}"
+                        )));
+                        self.output.error(&error.to_string());
+                        error
+                    },
+                )?
+            }
+            Asked::Call(call) => call.tool_request(ctx),
+        };
+        let decision = self.chain.decide(&request).await;
+        Ok(Judged {
+            asked,
+            request,
+            decision,
+        })
+    }
+
+    /// Records how `judged` was answered (the audit log first: an unrecorded decision is not
+    /// made), shows it, emits the escalation record when nobody could be asked, and returns
+    /// what the agent is sent.
+    pub fn conclude(&self, judged: &Judged, answer: Answer, by: ResolvedBy) -> Reply {
+        let Judged {
+            request, decision, ..
+        } = judged;
+        let recorded = by.annotate(&answer.word(), answer.message());
+        if let Err(error) = self.audit.record(request, decision, &recorded) {
+            self.output.error(&format!("{error:#}"));
+            return Reply::Error(unrecorded());
+        }
+        let word = answer.word();
+        let allowed = match &answer {
+            Answer::Allowed => Some(true),
+            Answer::Selected { option, .. } => request
+                .options
+                .iter()
+                .find(|o| &o.id == option)
+                .map(|o| matches!(o.kind, OptionKind::AllowOnce | OptionKind::AllowAlways)),
+            Answer::Relayed(_) => None,
+            Answer::Denied { .. } | Answer::Refused(_) => Some(false),
+            Answer::Cancelled => None,
+        };
+        let counter = match (allowed, &answer) {
+            (Some(true), _) => Some(&self.tally.allowed),
+            (Some(false), _) => Some(&self.tally.denied),
+            (None, Answer::Cancelled) => Some(&self.tally.cancelled),
+            (None, _) => None,
+        };
+        if let Some(counter) = counter {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+        self.output.decision(request, decision, by, &word);
+        if by == ResolvedBy::Escalated {
+            self.tally.escalated.fetch_add(1, Ordering::Relaxed);
+            let input = judged.input();
+            self.output
+                .escalation(&Escalation::new(request, decision, &word, &input));
+        }
+        let is_call = matches!(judged.asked, Asked::Call(_));
+        match answer {
+            Answer::Selected { option, message } => {
+                let mut result =
+                    json!({ "outcome": { "outcome": "selected", "optionId": option } });
+                if let Some(message) = message {
+                    // ACP has no field for it: agents that read `_meta` can show it to their model.
+                    result["_meta"] = json!({ "acpGate": { "message": message } });
+                }
+                Reply::Outcome(result)
+            }
+            Answer::Relayed(outcome) => Reply::Outcome(json!({ "outcome": outcome })),
+            Answer::Cancelled if is_call => Reply::Error(Error::request_cancelled()),
+            Answer::Cancelled => Reply::Outcome(json!({ "outcome": { "outcome": "cancelled" } })),
+            Answer::Allowed => Reply::Proceed,
+            Answer::Denied { message } => Reply::Error(calls::denial(decision, message.as_deref())),
+            Answer::Refused(why) => Reply::Error(Error::new(
+                ErrorCode::from(calls::DENIED),
+                format!("acp-gate: {why}"),
+            )),
+        }
+    }
+
+    pub fn escalations(&self) -> usize {
+        self.tally.escalated.load(Ordering::Relaxed)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}

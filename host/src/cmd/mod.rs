@@ -1,0 +1,20 @@
+//! One entry point per command: each parses nothing (clap did, in `cli`) and calls into the
+//! library, returning its exit code.
+
+pub mod check;
+pub mod demo;
+pub mod plugin;
+pub mod proxy;
+pub mod run;
+
+use crate::LoadOptions;
+use crate::args::PolicyArgs;
+
+/// Where a command's policy comes from, from its arguments.
+fn load_options(policy: &PolicyArgs) -> anyhow::Result<LoadOptions> {
+    Ok(LoadOptions {
+        handlers: policy.handlers.clone(),
+        org_handlers: policy.org_handlers.clone(),
+        workspace: policy.workspace()?,
+    })
+}

@@ -1,0 +1,19 @@
+//! The exit codes of every command, named (README.md's table). A leaf: it imports nothing.
+
+/// Everything ran; nothing was escalated.
+pub const OK: u8 = 0;
+/// An error: bad policy, bad input, a plugin that cannot be loaded, an I/O failure.
+pub const ERROR: u8 = 1;
+/// Bad command-line usage (clap's own code).
+pub const USAGE: u8 = 2;
+/// `run`: at least one ask had nobody to answer it; it was rejected and an escalation record
+/// was printed.
+pub const ESCALATED: u8 = 3;
+/// `run`, `proxy`: the agent died, never answered, or broke the protocol.
+pub const AGENT_FAILED: u8 = 4;
+/// SIGHUP (128 + 1): `proxy` stops the agent first.
+pub const HANGUP: u8 = 129;
+/// SIGINT or Ctrl-C (128 + 2): `run` cancelled a one-shot turn or was interrupted twice.
+pub const INTERRUPTED: u8 = 130;
+/// SIGTERM (128 + 15): `proxy` stops the agent first.
+pub const TERMINATED: u8 = 143;

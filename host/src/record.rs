@@ -1,0 +1,194 @@
+//! A decision as data: one serialisable record of what was asked and how it was decided, and
+//! the views built on it (the audit line, the `decision` and `escalation` lines of `run` and
+//! `proxy`, `check --format json`). Every JSON a decision becomes is made here.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::chain::{Decision, HandlerTrace};
+use crate::request::{RequestSource, ToolKind, ToolRequest};
+use crate::verdict::Verdict;
+
+/// Who settled a request, after the chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResolvedBy {
+    /// The chain's allow or deny.
+    Chain,
+    /// An "always" answered earlier in this session.
+    SessionRule,
+    /// The person at the terminal.
+    User,
+    /// Nobody could be asked: rejected and escalated.
+    Escalated,
+    /// `session/cancel` arrived first.
+    Cancelled,
+    /// The editor, for `proxy`: its user answered in its own approval UI.
+    Editor,
+}
+
+impl ResolvedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResolvedBy::Chain => "chain",
+            ResolvedBy::SessionRule => "session-rule",
+            ResolvedBy::User => "user",
+            ResolvedBy::Escalated => "escalated",
+            ResolvedBy::Cancelled => "cancelled",
+            ResolvedBy::Editor => "editor",
+        }
+    }
+
+    /// The answer as the audit log records it: who gave it, unless the chain did, and the
+    /// person's message.
+    pub fn annotate(self, answer: &str, message: Option<&str>) -> String {
+        match (self, message) {
+            (ResolvedBy::Chain | ResolvedBy::Cancelled, _) => answer.to_owned(),
+            (by, Some(message)) => format!("{answer} ({}: {message})", by.as_str()),
+            (by, None) => format!("{answer} ({})", by.as_str()),
+        }
+    }
+}
+
+/// What was asked and how the chain decided: the part every view shows.
+#[derive(Debug, Serialize)]
+pub struct Judged<'a> {
+    pub kind: ToolKind,
+    pub title: &'a str,
+    /// The command, the first path or the title: [`subject`].
+    pub subject: String,
+    pub decision: Verdict,
+    pub by_default: bool,
+    pub reasons: &'a [String],
+    pub handlers: &'a [HandlerTrace],
+}
+
+impl<'a> Judged<'a> {
+    pub fn new(request: &'a ToolRequest, decision: &'a Decision) -> Judged<'a> {
+        Judged {
+            kind: request.kind,
+            title: &request.title,
+            subject: subject(request),
+            decision: decision.outcome,
+            by_default: decision.by_default,
+            reasons: &decision.reasons,
+            handlers: &decision.handlers,
+        }
+    }
+}
+
+/// A decision in its session: the record the audit log and the output are made of.
+#[derive(Debug, Serialize)]
+pub struct DecisionRecord<'a> {
+    pub session_id: &'a str,
+    pub tool_call_id: &'a str,
+    pub source: RequestSource,
+    #[serde(flatten)]
+    pub judged: Judged<'a>,
+}
+
+impl<'a> DecisionRecord<'a> {
+    pub fn new(request: &'a ToolRequest, decision: &'a Decision) -> DecisionRecord<'a> {
+        DecisionRecord {
+            session_id: &request.session_id,
+            tool_call_id: &request.tool_call_id,
+            source: request.source,
+            judged: Judged::new(request, decision),
+        }
+    }
+}
+
+/// One line of the audit log.
+#[derive(Debug, Serialize)]
+pub struct AuditLine<'a> {
+    pub timestamp_ms: u64,
+    /// The sha256 of the params the agent sent.
+    pub request_digest: String,
+    #[serde(flatten)]
+    pub record: DecisionRecord<'a>,
+    /// The option id sent, `cancelled`, or what else was done, with who answered.
+    pub answer: &'a str,
+}
+
+/// A `decision` line of `run` and `proxy` with `--format json`.
+#[derive(Debug, Serialize)]
+pub struct DecisionLine<'a> {
+    #[serde(rename = "type")]
+    pub line_type: &'static str,
+    #[serde(flatten)]
+    pub record: DecisionRecord<'a>,
+    pub resolved_by: &'a str,
+    pub answer: &'a str,
+}
+
+/// What an orchestrator needs to act on an ask nobody could answer.
+#[derive(Debug, Serialize)]
+pub struct Escalation<'a> {
+    #[serde(rename = "type")]
+    pub line_type: &'static str,
+    #[serde(flatten)]
+    pub record: DecisionRecord<'a>,
+    /// The agent's tool name, else what the request came through.
+    pub tool: String,
+    /// What the tool would be run with.
+    pub input: &'a Value,
+    pub paths: Vec<String>,
+    pub answer: &'a str,
+}
+
+impl<'a> Escalation<'a> {
+    pub fn new(
+        request: &'a ToolRequest,
+        decision: &'a Decision,
+        answer: &'a str,
+        input: &'a Value,
+    ) -> Escalation<'a> {
+        let tool = request
+            .tool_name
+            .clone()
+            .unwrap_or_else(|| match request.source {
+                RequestSource::PermissionRequest => request.title.clone(),
+                other => other.method().to_owned(),
+            });
+        Escalation {
+            line_type: "escalation",
+            record: DecisionRecord::new(request, decision),
+            tool,
+            input,
+            paths: request
+                .paths
+                .iter()
+                .map(|p| p.absolute.display().to_string())
+                .collect(),
+            answer,
+        }
+    }
+}
+
+/// A line of `check --format json`: which document, what it asked, how it was decided.
+#[derive(Debug, Serialize)]
+pub struct CheckLine<'a> {
+    /// The file (or `stdin:N`) the request came from.
+    pub source: &'a str,
+    pub option_id: Option<&'a str>,
+    #[serde(flatten)]
+    pub judged: Judged<'a>,
+}
+
+/// What a request is about, in one line: the command, else the first path (relative inside
+/// the workspace), else the title.
+pub fn subject(request: &ToolRequest) -> String {
+    if let Some(command) = &request.command {
+        return command.text();
+    }
+    match request.paths.first() {
+        Some(path) => request
+            .workspace_roots
+            .iter()
+            .find_map(|root| path.absolute.strip_prefix(root).ok())
+            .filter(|relative| !relative.as_os_str().is_empty())
+            .unwrap_or(&path.absolute)
+            .display()
+            .to_string(),
+        None => request.title.clone(),
+    }
+}

@@ -1,0 +1,246 @@
+//! Instance lifecycle: every evaluation gets an instance no request has used. Making one and
+//! wiping it afterwards are kept off the request's path: each handler has a spare instance
+//! made in the background, which the next request takes, and the instances a decision used are
+//! dropped in the background once it is made ([`Batch`]).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::OwnedSemaphorePermit;
+use wasmtime::Store;
+
+use super::sandbox::SandboxState;
+use super::wit::{self, PluginPre};
+use super::{ComponentInfo, EPOCH_TICK, Failure, Limits, POOL_INSTANCES, Ruling, Runtime, clean};
+use crate::request::ToolRequest;
+
+/// A plugin compiled, checked and pre-linked: ready to instantiate per request.
+pub struct LoadedPlugin {
+    pub label: String,
+    pub info: ComponentInfo,
+    pub(super) pre: PluginPre<SandboxState>,
+    /// An instance made ahead of the next request, never called yet.
+    pub(super) spare: Arc<Mutex<Option<Instance>>>,
+}
+
+/// The result of one evaluation: the plugin's ruling, or why there is none.
+pub struct Evaluation {
+    pub outcome: Result<Ruling, Failure>,
+    pub logs: Vec<String>,
+    pub elapsed: Duration,
+}
+
+impl Runtime {
+    /// Evaluations whose clean-up waits for the end of the batch (see [`Batch`]).
+    pub fn batch(self: &Arc<Self>) -> Batch {
+        Batch {
+            runtime: self.clone(),
+            used: Vec::new(),
+        }
+    }
+
+    /// One evaluation, in a batch of its own.
+    pub async fn evaluate(
+        self: &Arc<Self>,
+        plugin: &LoadedPlugin,
+        request: &ToolRequest,
+        config: &str,
+        limits: Limits,
+    ) -> Evaluation {
+        self.batch().evaluate(plugin, request, config, limits).await
+    }
+
+    /// A fresh instance of `plugin` in its own store, with `limits`, once a pool slot is free.
+    pub async fn instantiate(
+        &self,
+        plugin: &LoadedPlugin,
+        limits: Limits,
+    ) -> Result<Instance, Failure> {
+        let slot = self
+            .slots
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| Failure::Trap(e.to_string()))?;
+        self.instantiate_in(&plugin.pre, slot, limits).await
+    }
+
+    async fn instantiate_in(
+        &self,
+        pre: &PluginPre<SandboxState>,
+        slot: OwnedSemaphorePermit,
+        limits: Limits,
+    ) -> Result<Instance, Failure> {
+        let mut store = Store::new(&self.engine, SandboxState::new(limits));
+        store.limiter(|state| &mut state.limits);
+        store.set_epoch_deadline(ticks(limits.timeout));
+        store.epoch_deadline_trap();
+        match pre.instantiate_async(&mut store).await {
+            Ok(bindings) => Ok(Instance {
+                store,
+                bindings,
+                limits,
+                _slot: slot,
+            }),
+            Err(trap) => Err(describe_trap(&trap, limits)),
+        }
+    }
+}
+
+/// Evaluations that leave their clean-up to the end: each runs in a fresh instance (the
+/// handler's spare if there is one, else one made now), and when the batch is dropped, one
+/// background task drops the instances used (wiping their pool slots) and makes new spares.
+/// Wiping a slot makes the kernel interrupt every core of the process (TLB shootdown): done
+/// while the next handler of a decision runs, it would slow that handler down.
+pub struct Batch {
+    runtime: Arc<Runtime>,
+    used: Vec<Used>,
+}
+
+/// What a batch has to clean up for one evaluation.
+struct Used {
+    instance: Option<Instance>,
+    pre: PluginPre<SandboxState>,
+    spare: Arc<Mutex<Option<Instance>>>,
+    limits: Limits,
+}
+
+impl Batch {
+    /// Runs one evaluation. Never panics and never returns a ruling for a failure: every trap,
+    /// timeout, memory cap or plugin error comes back as a [`Failure`].
+    pub async fn evaluate(
+        &mut self,
+        plugin: &LoadedPlugin,
+        request: &ToolRequest,
+        config: &str,
+        limits: Limits,
+    ) -> Evaluation {
+        let started = Instant::now();
+        let deadline = limits.timeout + EPOCH_TICK * 4;
+        let spare = lock(&plugin.spare).take().filter(|s| s.limits == limits);
+        let run = async {
+            let mut instance = match spare {
+                Some(instance) => instance,
+                None => self.runtime.instantiate(plugin, limits).await?,
+            };
+            let outcome = instance.evaluate(request, config).await;
+            Ok::<_, Failure>((outcome, instance.take_logs(), instance))
+        };
+        // The epoch deadline stops guest code; the wall clock also stops a guest blocked in the host.
+        let (outcome, logs, instance) = match tokio::time::timeout(deadline, run).await {
+            Err(_) => (
+                Err(Failure::Timeout {
+                    ms: limits.timeout.as_millis(),
+                }),
+                Vec::new(),
+                None,
+            ),
+            Ok(Err(error)) => (Err(error), Vec::new(), None),
+            Ok(Ok((outcome, logs, instance))) => (outcome, logs, Some(instance)),
+        };
+        self.used.push(Used {
+            instance,
+            pre: plugin.pre.clone(),
+            spare: plugin.spare.clone(),
+            limits,
+        });
+        Evaluation {
+            outcome,
+            logs,
+            elapsed: started.elapsed(),
+        }
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        let (runtime, mut used) = (self.runtime.clone(), std::mem::take(&mut self.used));
+        let Ok(background) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        background.spawn(async move {
+            for used in &mut used {
+                drop(used.instance.take());
+            }
+            for used in used {
+                // A spare only while half the pool stays free for evaluations.
+                if lock(&used.spare).is_some()
+                    || runtime.slots.available_permits() < POOL_INSTANCES as usize / 2
+                {
+                    continue;
+                }
+                let Ok(slot) = runtime.slots.clone().try_acquire_owned() else {
+                    continue;
+                };
+                if let Ok(instance) = runtime.instantiate_in(&used.pre, slot, used.limits).await {
+                    lock(&used.spare).get_or_insert(instance);
+                }
+            }
+        });
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A live plugin instance. The chain uses each one for a single request (isolation); the
+/// benchmark also measures calling one repeatedly.
+pub struct Instance {
+    store: Store<SandboxState>,
+    bindings: wit::Plugin,
+    limits: Limits,
+    /// The pool slot it occupies, given back when it is dropped.
+    _slot: OwnedSemaphorePermit,
+}
+
+impl Instance {
+    /// Calls the plugin's `evaluate` under the CPU deadline. A trap leaves the instance unusable.
+    pub async fn evaluate(
+        &mut self,
+        request: &ToolRequest,
+        config: &str,
+    ) -> Result<Ruling, Failure> {
+        self.store.set_epoch_deadline(ticks(self.limits.timeout));
+        let state = self.store.data_mut();
+        state.cwd.clone_from(&request.cwd);
+        state.home.clone_from(&request.home);
+        let wit_request = wit::to_wit(request);
+        match self
+            .bindings
+            .acp_gate_plugin_handler()
+            .call_evaluate(&mut self.store, &wit_request, config)
+            .await
+        {
+            Err(trap) => Err(describe_trap(&trap, self.limits)),
+            Ok(Err(message)) => Err(Failure::Error(clean(&message))),
+            Ok(Ok(verdict)) => Ok(wit::from_wit(verdict)),
+        }
+    }
+
+    pub fn take_logs(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.store.data_mut().logs)
+    }
+}
+
+fn ticks(timeout: Duration) -> u64 {
+    (timeout.as_micros() / EPOCH_TICK.as_micros()).max(1) as u64 + 1
+}
+
+fn describe_trap(error: &wasmtime::Error, limits: Limits) -> Failure {
+    let text = format!("{error:#}");
+    if let Some(wasmtime::Trap::Interrupt) = error.downcast_ref::<wasmtime::Trap>() {
+        return Failure::Cpu {
+            ms: limits.timeout.as_millis(),
+        };
+    }
+    if text.contains("memory")
+        && (text.contains("limit") || text.contains("grow") || text.contains("minimum"))
+    {
+        return Failure::Memory {
+            mib: limits.memory_bytes >> 20,
+            detail: clean(&text),
+        };
+    }
+    Failure::Trap(clean(&text))
+}

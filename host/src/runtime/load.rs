@@ -1,0 +1,132 @@
+//! Loading a plugin: check its sha256 pin, compile it (or take the cached artifact), refuse
+//! imports beyond its grants, check it was built for this host's WIT, and pre-link it.
+
+use std::collections::BTreeSet;
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+use wasmtime::component::Component;
+
+use super::grants::{Grant, Need, refused};
+use super::instance::LoadedPlugin;
+use super::wit::{self, PluginPre, WIT_VERSION};
+use super::{ComponentInfo, Runtime};
+use crate::digest::sha256_hex;
+
+impl Runtime {
+    /// Compiles (or takes from the cache) and describes a component, without checking grants:
+    /// what `acp-gate plugin inspect` shows.
+    pub fn inspect(&self, label: &str, bytes: &[u8]) -> Result<ComponentInfo> {
+        let digest = sha256_hex(bytes);
+        let component = self.compile(label, bytes, &digest)?;
+        Ok(self.describe(&component, digest, bytes.len()))
+    }
+
+    /// Loads a plugin: checks the pin, compiles (or takes the cached artifact), refuses imports
+    /// beyond `grants`, checks the export against this host's WIT, and pre-links it.
+    pub fn load(
+        &self,
+        label: &str,
+        bytes: &[u8],
+        pin: Option<&str>,
+        grants: &BTreeSet<Grant>,
+    ) -> Result<LoadedPlugin> {
+        let digest = sha256_hex(bytes);
+        if let Some(pin) = pin
+            && !pin.eq_ignore_ascii_case(&digest)
+        {
+            bail!("{label}: sha256 mismatch: handlers.toml pins {pin}, the file has {digest}");
+        }
+        let component = self.compile(label, bytes, &digest)?;
+        let info = self.describe(&component, digest, bytes.len());
+        let refused = refused(&info.imports, grants);
+        if !refused.is_empty() {
+            bail!(
+                "{label}: imports what its handler does not grant: {}; grants go in the handler's `imports` in handlers.toml",
+                refused.join(", ")
+            );
+        }
+        let expected = format!("acp-gate:plugin/handler@{WIT_VERSION}");
+        if let Some(other) = info
+            .exports
+            .iter()
+            .filter_map(|e| e.strip_prefix("acp-gate:plugin/handler@"))
+            .find(|version| !wit::runs_plugins_built_for(version))
+        {
+            bail!(
+                "{label}: built for acp-gate:plugin@{other}, but this acp-gate implements \
+                 acp-gate:plugin@{WIT_VERSION} and runs plugins built for {}.x; rebuild it against this acp-gate's wit/",
+                WIT_VERSION
+                    .rsplit_once('.')
+                    .map_or(WIT_VERSION, |(minor, _)| minor)
+            );
+        }
+        let instance_pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| anyhow::anyhow!("{label}: cannot be linked: {e:#}"))?;
+        let pre = PluginPre::new(instance_pre).map_err(|e| {
+            anyhow::anyhow!(
+                "{label}: does not implement the `plugin` world of {expected} (exports: {:?}): {e}",
+                info.exports
+            )
+        })?;
+        Ok(LoadedPlugin {
+            label: label.to_owned(),
+            info,
+            pre,
+            spare: Arc::default(),
+        })
+    }
+
+    fn compile(&self, label: &str, bytes: &[u8], digest: &str) -> Result<Component> {
+        check_is_component(label, bytes)?;
+        // A first compile takes from ~0.1 s (Rust) to seconds (Python, JavaScript): say so.
+        let progress = || {
+            if std::io::stderr().is_terminal() {
+                eprintln!(
+                    "acp-gate: compiling {label} ({} KiB; first use, cached afterwards)…",
+                    bytes.len() >> 10
+                );
+            }
+        };
+        match &self.cache {
+            Some(cache) => cache.get_or_compile(digest, bytes, progress),
+            None => {
+                progress();
+                Component::new(&self.engine, bytes)
+            }
+        }
+        .map_err(|e| anyhow::anyhow!("{label}: not a valid WebAssembly component: {e:#}"))
+    }
+
+    fn describe(&self, component: &Component, digest: String, size: usize) -> ComponentInfo {
+        let ty = component.component_type();
+        let imports = ty
+            .imports(&self.engine)
+            .map(|(name, _)| (name.to_owned(), Need::of(name)))
+            .collect();
+        let exports = ty
+            .exports(&self.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        ComponentInfo {
+            digest,
+            size,
+            imports,
+            exports,
+        }
+    }
+}
+
+fn check_is_component(label: &str, bytes: &[u8]) -> Result<()> {
+    match bytes.get(..8) {
+        Some([0, b'a', b's', b'm', _, _, 1, 0]) => Ok(()),
+        Some([0, b'a', b's', b'm', 1, 0, 0, 0]) => bail!(
+            "{label}: is a core WebAssembly module, not a component (build it for wasm32-wasip2, \
+             or wrap it with `wasm-tools component new`)"
+        ),
+        _ => bail!("{label}: is not a WebAssembly component (no `\\0asm` component header)"),
+    }
+}

@@ -1,0 +1,212 @@
+//! The plugin runtime: one wasmtime engine with its instance pool ([`Runtime::new`]), loading
+//! components ([`load`]: pin, grants, WIT version, compile cache), and running one sandboxed
+//! evaluation in a fresh instance under CPU, memory and time limits ([`instance`]).
+//!
+//! - [`grants`]: what a plugin may import (the one place authority is decided);
+//! - [`sandbox`]: what an instance owns and the host functions it can call;
+//! - [`wit`]: the generated bindings and the conversions at the WIT boundary.
+
+pub mod grants;
+pub mod instance;
+pub mod load;
+mod sandbox;
+pub mod wit;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use tokio::sync::Semaphore;
+use wasmtime::component::Linker;
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+pub use grants::{Grant, Need, default_grants};
+pub use instance::{Batch, Evaluation, Instance, LoadedPlugin};
+use sandbox::SandboxState;
+pub use wit::WIT_VERSION;
+
+use crate::cache::CompileCache;
+use crate::verdict::Verdict;
+
+/// How often the epoch ticks; a handler's CPU deadline is counted in these.
+const EPOCH_TICK: Duration = Duration::from_millis(5);
+/// Characters kept per reason and per log line.
+const MAX_TEXT: usize = 2000;
+/// How many plugin instances may be live at once: the size of the instance pool. More
+/// concurrent evaluations wait for a slot.
+const POOL_INSTANCES: u32 = 128;
+
+/// Per-evaluation limits, set per handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub timeout: Duration,
+    pub memory_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            timeout: Duration::from_millis(250),
+            memory_bytes: 64 << 20,
+        }
+    }
+}
+
+/// What a component is: its digest, size, imports (with what each needs) and exports.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ComponentInfo {
+    pub digest: String,
+    pub size: usize,
+    pub imports: Vec<(String, Need)>,
+    pub exports: Vec<String>,
+}
+
+/// A plugin's answer: its verdict and its reason (empty for allow and abstain).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ruling {
+    pub verdict: Verdict,
+    pub reason: String,
+}
+
+/// Why a handler has no verdict. Its `on_error` verdict then counts instead (never allow).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The plugin could not be loaded (unreadable, bad pin, forbidden import, not a plugin).
+    Load(String),
+    /// It ran past its wall-clock timeout (blocked in the host, or the deadline's slack).
+    Timeout { ms: u128 },
+    /// It ran past its CPU deadline.
+    Cpu { ms: u128 },
+    /// It grew its memory past its limit.
+    Memory { mib: usize, detail: String },
+    /// It trapped (a panic, an unreachable, a failed instantiation).
+    Trap(String),
+    /// It returned an error instead of a verdict.
+    Error(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Load(why) => write!(f, "failed to load: {why}"),
+            Failure::Timeout { ms } => write!(f, "timed out after {ms} ms"),
+            Failure::Cpu { ms } => write!(f, "exceeded its CPU deadline of {ms} ms"),
+            Failure::Memory { mib, detail } => {
+                write!(f, "exceeded its memory limit of {mib} MiB ({detail})")
+            }
+            Failure::Trap(why) => write!(f, "trapped: {why}"),
+            Failure::Error(message) => write!(f, "plugin error: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for Failure {}
+
+impl serde::Serialize for Failure {
+    /// As its message: the audit log's `error` field is text.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// The one engine of the process, its linker, and the compile cache.
+pub struct Runtime {
+    engine: Engine,
+    linker: Linker<SandboxState>,
+    cache: Option<CompileCache>,
+    /// One permit per pool slot.
+    slots: Arc<Semaphore>,
+    /// Why the instance pool is not used, when it could not be set up.
+    pub notice: Option<String>,
+}
+
+impl Runtime {
+    /// Builds the engine (async, epoch interruption) and starts its epoch ticker. Instances
+    /// come from a pool, which reserves about 1 TiB of address space up front; where that is
+    /// refused (`ulimit -v`, some containers) they are allocated one by one instead, with a
+    /// notice.
+    pub fn new(cache_dir: Option<PathBuf>) -> Result<Arc<Runtime>> {
+        let engine = |pool: bool| {
+            let mut config = Config::new();
+            config.epoch_interruption(true);
+            config.wasm_component_model(true);
+            if pool {
+                config.allocation_strategy(InstanceAllocationStrategy::Pooling(instance_pool()));
+            } else {
+                // No 4 GiB reservation per memory either: bounds are checked in code instead.
+                config
+                    .memory_reservation(0)
+                    .memory_guard_size(0)
+                    .memory_reservation_for_growth(0);
+            }
+            Engine::new(&config)
+        };
+        let (engine, notice) = match engine(true) {
+            Ok(engine) => (engine, None),
+            Err(error) => (
+                engine(false)?,
+                Some(format!(
+                    "the plugin instance pool could not be set up ({error:#}); instances are \
+                     allocated one by one, which is slower (it needs ~1 TiB of address space: \
+                     see `ulimit -v`)"
+                )),
+            ),
+        };
+        let weak = engine.weak();
+        std::thread::Builder::new()
+            .name("acp-gate-epoch".into())
+            .spawn(move || {
+                while let Some(engine) = weak.upgrade() {
+                    engine.increment_epoch();
+                    drop(engine);
+                    std::thread::sleep(EPOCH_TICK);
+                }
+            })?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        wit::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
+        let cache = cache_dir.map(|dir| CompileCache::new(dir, &engine));
+        Ok(Arc::new(Runtime {
+            engine,
+            linker,
+            cache,
+            slots: Arc::new(Semaphore::new(POOL_INSTANCES as usize)),
+            notice,
+        }))
+    }
+}
+
+/// Fresh instances come from a pool set up once: each costs a slot's reset (memory back to its
+/// copy-on-write image) instead of mapping and unmapping memory, which is most of what a
+/// fresh instance used to cost. Isolation is the same: a slot is wiped between instances.
+fn instance_pool() -> PoolingAllocationConfig {
+    let mut pool = PoolingAllocationConfig::new();
+    pool.total_component_instances(POOL_INSTANCES)
+        // Language runtimes (Python, JavaScript) are components of several core modules.
+        .total_core_instances(POOL_INSTANCES * 8)
+        .total_memories(POOL_INSTANCES * 2)
+        .total_tables(POOL_INSTANCES * 8)
+        .total_stacks(POOL_INSTANCES)
+        .max_memories_per_module(1)
+        .table_elements(1 << 17)
+        // No `linear_memory_keep_resident`: with 2 MiB a decision was ~35% faster, but every
+        // slot the pool ever used kept its 2 MiB, and `run` grew to 330 MB (BENCHMARKS.md).
+        // `memory_mb` is at most 4096; each handler's own cap is its store's limiter.
+        .max_memory_size(4 << 30);
+    pool
+}
+
+/// Keeps plugin text printable and bounded: it reaches terminals and logs.
+pub(crate) fn clean(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
+        .filter(|c| !matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'))
+        .take(MAX_TEXT)
+        .collect();
+    if text.chars().count() > MAX_TEXT {
+        out.push('…');
+    }
+    out
+}

@@ -1,0 +1,96 @@
+//! What one plugin instance owns and may reach: its WASI context (empty), its limits, its log,
+//! and the host functions it imports (`log`, `paths`). Everything a sandbox is given is given
+//! in [`SandboxState::new`]; which of it a plugin may import is decided by its grants.
+
+use std::path::PathBuf;
+
+use wasmtime::StoreLimits;
+use wasmtime::StoreLimitsBuilder;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::wit::{log, paths, types};
+use super::{Limits, clean};
+
+/// Log lines kept per evaluation.
+const MAX_LOG_LINES: usize = 32;
+
+pub(super) struct SandboxState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(super) limits: StoreLimits,
+    pub(super) logs: Vec<String>,
+    /// The directories `paths.resolve` works from: the request's, set when it is called.
+    pub(super) cwd: PathBuf,
+    pub(super) home: PathBuf,
+}
+
+impl SandboxState {
+    /// A sandbox with nothing in it. Every default, and why:
+    ///
+    /// - WASI: no environment variables, no arguments, no preopened directory (so
+    ///   `wasi:filesystem` opens nothing), an empty stdin, stdout and stderr discarded, no
+    ///   sockets (and `wasi:sockets`/`wasi:http` are never granted, so never linked in). The
+    ///   clocks and random sources are WASI's defaults, reachable only by a plugin granted
+    ///   `wasi-clocks` / `wasi-random`: a plugin is otherwise refused at load for importing them.
+    /// - Memory: at most `limits.memory_bytes` in all; growing past it traps (the plugin fails,
+    ///   its `on_error` applies). At most 64 instances, tables and memories (language runtimes
+    ///   are several core modules), 2^20 table elements.
+    /// - CPU and time: set on the store by the caller (an epoch deadline and a wall clock).
+    /// - `log`: at most 32 lines of 2000 characters, control characters removed.
+    /// - `paths.resolve`: facts about the request's own paths, from its `cwd` and `home`.
+    pub(super) fn new(limits: Limits) -> SandboxState {
+        SandboxState {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new()
+                .memory_size(limits.memory_bytes)
+                .instances(64)
+                .tables(64)
+                .memories(64)
+                .table_elements(1 << 20)
+                .trap_on_grow_failure(true)
+                .build(),
+            logs: Vec::new(),
+            cwd: PathBuf::new(),
+            home: PathBuf::new(),
+        }
+    }
+}
+
+impl WasiView for SandboxState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl types::Host for SandboxState {}
+
+impl log::Host for SandboxState {
+    fn write(&mut self, level: log::Level, message: String) {
+        if self.logs.len() < MAX_LOG_LINES {
+            let level = match level {
+                log::Level::Debug => "debug",
+                log::Level::Info => "info",
+                log::Level::Warn => "warn",
+                log::Level::Error => "error",
+            };
+            self.logs.push(format!("{level}: {}", clean(&message)));
+        }
+    }
+}
+
+impl paths::Host for SandboxState {
+    fn resolve(&mut self, path: String) -> paths::Resolution {
+        let r = crate::paths::resolve(&path, &self.cwd, &self.home);
+        paths::Resolution {
+            canonical: r.canonical.display().to_string(),
+            exists: r.exists,
+            through_symlink: r.through_symlink,
+            case_insensitive: r.case_insensitive,
+        }
+    }
+}

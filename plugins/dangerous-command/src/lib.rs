@@ -26,39 +26,35 @@ pub mod rules;
 pub mod safe;
 
 use acp_gate_plugin::{Plugin, Request, Verdict};
-use acp_gate_shell::{Note, NoteKind, Reading, read_argv, read_shell};
+use acp_gate_shell::{Note, NoteKind, Reading, read_command};
 
 pub use config::Config;
 use judgement::{Finding, Judgement};
 
-/// The simple commands the checker judges in a shell string: the shared reading of the shell
-/// (the same list `org-policy` judges).
-pub fn commands(shell: &str, home: &str, cwd: &str) -> Vec<acp_gate_shell::Command> {
-    read_shell(shell, home, cwd).commands
+/// What the checker reads of a request's command: the shared reading of the shell, the same
+/// list of simple commands `org-policy` judges. `None` when there is no command.
+pub fn reading(request: &Request) -> Option<Reading> {
+    let command = request.command.as_ref()?;
+    read_command(
+        command.argv.as_deref(),
+        command.shell.as_deref(),
+        &request.home_dir,
+        &request.cwd,
+    )
 }
 
 /// Judges the command of one request; requests without a command get `abstain`.
 pub fn evaluate(request: &Request, config: &Config) -> Result<Verdict, String> {
     config.validate()?;
-    let Some(command) = &request.command else {
+    let Some(reading) = reading(request) else {
         return Ok(Verdict::Abstain);
     };
-    let (home, cwd) = (request.home_dir.as_str(), request.cwd.as_str());
     let mut findings = Vec::new();
-    let reading = if let Some(shell) = &command.shell {
-        invisible_characters(shell, &mut findings);
-        read_shell(shell, home, cwd)
-    } else if let Some(argv) = &command.argv {
-        for word in argv {
-            invisible_characters(word, &mut findings);
-        }
-        if argv.is_empty() {
-            return Ok(Verdict::Abstain);
-        }
-        read_argv(argv, home, cwd)
-    } else {
-        return Ok(Verdict::Abstain);
-    };
+    let command = request.command.as_ref().expect("a reading has a command");
+    let words = command.argv.iter().flatten().map(String::as_str);
+    for text in words.chain(command.shell.as_deref()) {
+        invisible_characters(text, &mut findings);
+    }
     Ok(judge(reading, findings, request, config).into_verdict())
 }
 

@@ -25,5 +25,6 @@ pub use arg::{Arg, Feed};
 pub use programs::program_name;
 pub use scan::{Piece, decode_ansi_c, scan};
 pub use walk::{
-    Command, MAX_DEPTH, MAX_INPUT, Note, NoteKind, Reading, Runs, read_argv, read_shell,
+    Command, MAX_DEPTH, MAX_INPUT, Note, NoteKind, Reading, Runs, read_argv, read_command,
+    read_shell,
 };

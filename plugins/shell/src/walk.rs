@@ -139,6 +139,23 @@ pub struct Reading {
     pub failed: Option<String>,
 }
 
+/// The reading of a request's command, the same for every plugin: its argv when it has one
+/// (that is what runs; a shell string sent with it describes the same), else its shell string.
+/// `None` when there is neither, or the argv is empty.
+pub fn read_command(
+    argv: Option<&[String]>,
+    shell: Option<&str>,
+    home: &str,
+    cwd: &str,
+) -> Option<Reading> {
+    match (argv, shell) {
+        (Some([]), _) => None,
+        (Some(argv), _) => Some(read_argv(argv, home, cwd)),
+        (None, Some(shell)) => Some(read_shell(shell, home, cwd)),
+        (None, None) => None,
+    }
+}
+
 /// Parses a shell string and collects every simple command in it; `cwd` may be empty when
 /// unknown.
 pub fn read_shell(text: &str, home: &str, cwd: &str) -> Reading {

@@ -312,7 +312,7 @@ impl Walker<'_> {
             "watch" => self.watch(inv, ctx),
             "eval" => {
                 let args = inv.args().to_vec();
-                self.record_script(&inv);
+                self.record_script(&inv, &args);
                 self.code_words(&args, &inv, ctx);
             }
             "source" | "." => {
@@ -396,10 +396,12 @@ impl Walker<'_> {
         self.run(inner, ctx);
     }
 
-    /// Records a shell or `eval` that runs a script given in its words.
-    fn record_script(&mut self, inv: &Command) {
+    /// Records a shell or `eval` that runs the script `code`: as running a script whose
+    /// commands follow when the script is known, as an ordinary command when it is not.
+    fn record_script(&mut self, inv: &Command, code: &[Arg]) {
+        let known = !code.is_empty() && code.iter().all(|a| !a.dynamic);
         self.record(Command {
-            runs: Runs::Script,
+            runs: if known { Runs::Script } else { Runs::Nothing },
             ..inv.clone()
         });
     }
@@ -434,7 +436,7 @@ impl Walker<'_> {
                 };
                 let mut words = vec![split];
                 words.extend(inv.argv.get(i + skip..).unwrap_or_default().iter().cloned());
-                self.record_script(&inv);
+                self.record_script(&inv, &words);
                 self.code_words(&words, &inv, ctx);
                 return;
             }
@@ -468,7 +470,7 @@ impl Walker<'_> {
             } else {
                 args.get(k + 1).cloned()
             };
-            self.record_script(&inv);
+            self.record_script(&inv, payload.as_slice());
             if let Some(payload) = payload {
                 self.code_arg(&payload, &inv, ctx);
             }
@@ -485,7 +487,7 @@ impl Walker<'_> {
         let args = inv.args();
         if let Some(k) = args.iter().position(|a| a.is("-c") || a.is("--command")) {
             let payload = args.get(k + 1).cloned();
-            self.record_script(&inv);
+            self.record_script(&inv, payload.as_slice());
             if let Some(payload) = payload {
                 self.code_arg(&payload, &inv, ctx);
             }
@@ -603,7 +605,7 @@ impl Walker<'_> {
             self.run_inner(inv, start, ctx);
         } else {
             let words = inv.argv.get(start..).unwrap_or_default().to_vec();
-            self.record_script(&inv);
+            self.record_script(&inv, &words);
             self.code_words(&words, &inv, ctx);
         }
     }
@@ -649,7 +651,7 @@ impl Walker<'_> {
         if command_mode {
             match inv.argv.get(i).cloned() {
                 Some(payload) => {
-                    self.record_script(&inv);
+                    self.record_script(&inv, std::slice::from_ref(&payload));
                     self.code_arg(&payload, &inv, ctx);
                 }
                 None => self.record(inv),

@@ -805,6 +805,14 @@ impl<'a> Walker<'a> {
                     other => {
                         arg.dynamic = true;
                         arg.text.push_str(source);
+                        // `${a[$(cmd)]}`: the subscript is arithmetic.
+                        if let Some(inner) = source
+                            .strip_prefix("${")
+                            .and_then(|s| s.strip_suffix('}'))
+                            .filter(|s| s.contains('['))
+                        {
+                            self.arithmetic(inner, ctx);
+                        }
                         if let Some((_, feed)) =
                             self.tainted.iter().find(|(n, _)| Some(n.as_str()) == other)
                         {

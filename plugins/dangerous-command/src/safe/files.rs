@@ -11,7 +11,7 @@ use Value::*;
 const GNU_INFO: &[(&str, Value)] = &[("--help", Flag), ("--version", Flag)];
 
 /// Programs read with their tables as they are.
-const PROGRAMS: &[Program] = &[
+pub(super) const PROGRAMS: &[Program] = &[
     Program {
         names: &["ls", "dir", "vdir"],
         options: &[&[
@@ -1309,6 +1309,14 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
         _ => {}
     }
     let program = PROGRAMS.iter().find(|p| p.names.contains(&name))?;
+    // `unzip` extracts unless told to list, test or print.
+    if name == "unzip"
+        && !args
+            .iter()
+            .any(|a| matches!(a.text.as_str(), "-l" | "-v" | "-t" | "-Z" | "-z"))
+    {
+        return Some(false);
+    }
     if args.len() == 1 && GNU_INFO.iter().any(|(o, _)| args[0].is(o)) {
         return Some(true);
     }

@@ -133,7 +133,7 @@ fn package_manager(judge: &mut Judge, tool: &str, args: &[Arg]) -> bool {
     known && judge.program(after, &passed)
 }
 
-const PROGRAMS: &[Program] = &[
+pub(super) const PROGRAMS: &[Program] = &[
     Program {
         names: &["eslint"],
         options: &[&[

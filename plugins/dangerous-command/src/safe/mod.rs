@@ -37,6 +37,32 @@ pub struct Program {
     pub style: Style,
 }
 
+impl Program {
+    /// What the table says of the option spelled `option` (`--output`, `-o`; a value after
+    /// `=` is not part of the name), if it names it.
+    pub fn option(&self, option: &str) -> Option<Value> {
+        let name = option.split('=').next().unwrap_or(option);
+        self.options
+            .iter()
+            .find_map(|t| t.iter().find(|(n, _)| *n == name))
+            .map(|(_, v)| *v)
+    }
+}
+
+/// The table of a program judged by its table alone (not git, cargo, make, go, the package
+/// managers or sed, whose words have more structure).
+pub fn table(name: &str) -> Option<&'static Program> {
+    [
+        files::PROGRAMS,
+        search::PROGRAMS,
+        python::PROGRAMS,
+        js::PROGRAMS,
+    ]
+    .into_iter()
+    .flatten()
+    .find(|p| p.names.contains(&name))
+}
+
 /// Judging one command: the findings its paths raise go to `out`.
 pub(crate) struct Judge<'a, 'c, 'o> {
     pub(crate) inv: &'a Invocation,
@@ -200,7 +226,11 @@ impl Judge<'_, '_, '_> {
         if access == Value::Name && other_users_home(self.cx, &abs).is_some() {
             return false;
         }
-        // A glob is judged by the directory it lists.
+        // A glob that reads whatever is there (`cat *`) may read a key file; one that names
+        // a kind of file (`*.rs`, `test_*`) is judged by the directory it lists.
+        if a.glob && access != Value::Name && !names_a_kind(text) {
+            return false;
+        }
         let dir = match abs.find(['*', '?', '[']) {
             Some(at) if a.glob => &abs[..abs[..at].rfind('/').unwrap_or(0)],
             _ => abs.as_str(),
@@ -241,6 +271,14 @@ impl Judge<'_, '_, '_> {
             !fixed.is_empty() && is_same_or_ancestor(abs, fixed)
         })
     }
+}
+
+/// Whether a glob's last segment has a literal start or end (`*.rs`, `test_*`), rather than
+/// matching any name (`*`, `?*`).
+fn names_a_kind(glob: &str) -> bool {
+    let last = glob.rsplit('/').next().unwrap_or(glob);
+    let wild = |c: char| matches!(c, '*' | '?' | '[' | ']');
+    !last.starts_with(wild) || !last.ends_with(wild)
 }
 
 /// Outputs that do not write a file: `/dev/null`, the standard streams.

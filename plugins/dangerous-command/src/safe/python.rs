@@ -9,7 +9,7 @@ use acp_gate_shell::options::{Style, Value};
 use super::{Judge, Program};
 use Value::*;
 
-const PROGRAMS: &[Program] = &[
+pub(super) const PROGRAMS: &[Program] = &[
     Program {
         names: &["pytest", "py.test"],
         options: &[&[

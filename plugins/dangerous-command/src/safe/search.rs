@@ -8,7 +8,7 @@ use acp_gate_shell::options::{Style, Value};
 use super::{Judge, Program};
 use Value::*;
 
-const PROGRAMS: &[Program] = &[
+pub(super) const PROGRAMS: &[Program] = &[
     Program {
         names: &["grep", "egrep", "fgrep", "zgrep"],
         options: &[&[

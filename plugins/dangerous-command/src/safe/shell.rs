@@ -331,6 +331,13 @@ pub(super) fn judge(_: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
                 })
         }
         "umask" => args.iter().all(|a| a.is("-S") || a.is("-p")),
+        // `command -v NAME` looks a name up; `env` alone prints the environment.
+        "command" => args.first().is_some_and(|a| a.is("-v") || a.is("-V")) && static_words(),
+        "env" | "printenv" => {
+            args.iter()
+                .all(|a| a.is("-0") || a.is("--null") || !a.text.starts_with('-'))
+                && static_words()
+        }
         _ => return None,
     })
 }

@@ -24,6 +24,8 @@ pub enum Value {
     Write,
     /// A flag that makes the program read its path operands recursively (`grep -r`).
     Recurse,
+    /// A flag that makes the program rewrite its path operands (`prettier --write`).
+    InPlace,
     /// A pattern given as an option (`grep -e PAT`): then no operand is the pattern.
     Pattern,
     /// A file of patterns (`grep -f FILE`): read, and then no operand is the pattern.
@@ -39,7 +41,7 @@ impl Value {
     pub fn takes_value(self) -> bool {
         !matches!(
             self,
-            Value::Flag | Value::Optional | Value::Recurse | Value::NoPattern
+            Value::Flag | Value::Optional | Value::Recurse | Value::InPlace | Value::NoPattern
         )
     }
 }
@@ -158,9 +160,10 @@ pub fn parse<'a>(args: &'a [Arg], tables: &[&[Opt]], style: Style) -> Vec<Item<'
             };
             match (find(name), glued) {
                 (None, _) => out.push(Item::Unknown(a)),
-                (Some((_, Value::Flag | Value::Recurse | Value::NoPattern)), Some(_)) => {
-                    out.push(Item::Unknown(a))
-                }
+                (
+                    Some((_, Value::Flag | Value::Recurse | Value::InPlace | Value::NoPattern)),
+                    Some(_),
+                ) => out.push(Item::Unknown(a)),
                 (Some((_, Value::Pair)), Some(_)) => out.push(Item::Unknown(a)),
                 (Some((name, value)), Some(v)) => out.push(Item::Option {
                     name,

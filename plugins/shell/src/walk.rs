@@ -200,6 +200,8 @@ pub(crate) struct Walker<'a> {
     pub(crate) tainted: Vec<(String, Feed)>,
     /// Loop variables whose value is known as well as one word (`for f in src/*.rs`).
     bound: Vec<(String, Arg)>,
+    /// Variables assigned text that runs code when evaluated as arithmetic (`x='a[$(id)]'`).
+    subscripted: Vec<String>,
 }
 
 impl<'a> Walker<'a> {
@@ -214,6 +216,7 @@ impl<'a> Walker<'a> {
             defining: Vec::new(),
             tainted: Vec::new(),
             bound: Vec::new(),
+            subscripted: Vec::new(),
         }
     }
 
@@ -511,10 +514,11 @@ impl<'a> Walker<'a> {
     /// evaluated, even from a quoted string. The commands inside are walked, so they are judged.
     pub(crate) fn arithmetic(&mut self, expr: &str, ctx: &Ctx) {
         let substitutes = expr.contains("$(") || expr.contains('`');
-        let subscripted = expr
-            .split('[')
-            .skip(1)
-            .any(|inside| inside.contains('$') || inside.contains('`'));
+        // A variable holding such text runs it too: arithmetic evaluates a variable's value.
+        let holds_code = expr
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|name| self.subscripted.iter().any(|s| s == name));
+        let subscripted = runs_in_subscript(expr) || holds_code;
         if !(substitutes || subscripted) {
             return;
         }
@@ -525,6 +529,13 @@ impl<'a> Walker<'a> {
         if let Ok(pieces) = scan(&format!("\"{}\"", expr.replace('"', "\\\""))) {
             let mut ignored = Arg::default();
             self.pieces(&pieces, &mut ignored, ctx);
+        }
+    }
+
+    /// Remembers a variable assigned text that runs code when evaluated as arithmetic.
+    pub(crate) fn assigned(&mut self, name: &str, value: &Arg) {
+        if runs_in_subscript(&value.text) || value.text.contains("$(") || value.text.contains('`') {
+            self.subscripted.push(name.to_owned());
         }
     }
 
@@ -601,6 +612,7 @@ impl<'a> Walker<'a> {
                             n.clone()
                         }
                     };
+                    self.assigned(&name, &value);
                     inv.env.push((name, value));
                 } else {
                     let words = self.words(w, ctx);
@@ -841,4 +853,12 @@ impl<'a> Walker<'a> {
             }
         }
     }
+}
+
+/// Whether an array subscript in `expr` holds an expansion (`a[$i]`, `a[$(id)]`), which
+/// arithmetic evaluation runs.
+fn runs_in_subscript(expr: &str) -> bool {
+    expr.split('[')
+        .skip(1)
+        .any(|inside| inside.contains('$') || inside.contains('`'))
 }

@@ -269,6 +269,9 @@ impl Walker<'_> {
                 if all || a.text.contains('[') {
                     self.arithmetic(&a.text, ctx);
                 }
+                if let Some((name, value)) = a.assignment() {
+                    self.assigned(&name, &value);
+                }
             }
         }
         if let Some(w) = WRAPPERS

@@ -136,6 +136,7 @@ impl Judge<'_, '_, '_> {
         let no_pattern =
             option(Value::Pattern) || option(Value::PatternFile) || option(Value::NoPattern);
         let recurse = option(Value::Recurse);
+        let in_place = option(Value::InPlace);
         let lead = match program.lead {
             [Value::Pattern, rest @ ..] if no_pattern => rest,
             lead => lead,
@@ -152,7 +153,9 @@ impl Judge<'_, '_, '_> {
                 Item::Operand(a) => {
                     let mut kind = lead.get(k).copied().unwrap_or(program.rest);
                     k += 1;
-                    if recurse && kind == Value::Read {
+                    if in_place && kind == Value::Read {
+                        kind = Value::Write;
+                    } else if recurse && kind == Value::Read {
                         kind = Value::Tree;
                     }
                     safe &= kind != Value::Flag && self.value(a, kind);
@@ -166,7 +169,9 @@ impl Judge<'_, '_, '_> {
     /// Judges one value or operand of the given kind.
     pub(crate) fn value(&mut self, a: &Arg, kind: Value) -> bool {
         match kind {
-            Value::Flag | Value::Optional | Value::Recurse | Value::NoPattern => true,
+            Value::Flag | Value::Optional | Value::Recurse | Value::InPlace | Value::NoPattern => {
+                true
+            }
             Value::Literal | Value::Pattern | Value::Pair => true,
             Value::Name | Value::Read | Value::Tree | Value::Write | Value::PatternFile => {
                 self.path(a, kind)

@@ -214,7 +214,8 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("--version", Flag),
         ]],
         lead: &[],
-        rest: Read,
+        // They rewrite their operands unless told to check.
+        rest: Write,
         style: Style::Gnu,
     },
 ];
@@ -255,7 +256,8 @@ const RUFF: Program = Program {
         ("--no-preview", Flag),
     ]],
     lead: &[],
-    rest: Read,
+    // `ruff format` and `--fix` rewrite their operands.
+    rest: Write,
     style: Style::Gnu,
 };
 

@@ -224,6 +224,7 @@ const INERT: &[&str] = &[
     "lsb_release",
     "cal",
     "ulimit",
+    "ps",
 ];
 
 /// `set` options that only make the script stricter or louder.

@@ -309,6 +309,11 @@ impl Walker<'_> {
                 self.change_directory(&inv);
                 self.record(inv);
             }
+            // Back to a directory the walk does not keep: unknown from here on.
+            "popd" => {
+                self.cwd.clear();
+                self.record(inv);
+            }
             "xargs" => self.xargs(inv, ctx),
             "find" => self.find(inv, ctx),
             "fd" | "fdfind" => self.fd(inv, ctx),

@@ -1,7 +1,7 @@
 //! The files a command reads or writes, judged against the sensitive paths and devices.
 
 use super::{Context, Findings, operands};
-use acp_gate_plugin::sensitive::{is_env_template, strip_home};
+use acp_gate_plugin::sensitive::{PathSegments, is_env_template, strip_home};
 use acp_gate_shell::{Arg, Command as Invocation, Runs};
 
 pub(crate) fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str) {
@@ -95,7 +95,13 @@ pub(crate) fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
     if is_env_template(&abs) {
         return false;
     }
-    if cx.read_sensitive.iter().any(|g| g.matches(&abs)) {
+    // On a case-insensitive file system `.ENV` is `.env`.
+    let folded = PathSegments::new(&abs, true);
+    if cx
+        .read_sensitive
+        .iter()
+        .any(|g| g.matches_segments(&folded))
+    {
         return true;
     }
     target.glob
@@ -108,6 +114,14 @@ pub(crate) fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
             };
             globs_overlap(&abs, &full) && anchored(&abs, &full)
         })
+}
+
+/// Whether a glob's last segment aims at a secret's name by a shared literal start or end
+/// (`*.env`, `*.pem`), whatever it can match before it.
+pub(crate) fn aims_at_secret(cx: &Context, glob: &str) -> bool {
+    cx.read_sensitive
+        .iter()
+        .any(|g| g.pattern().rsplit('/').next() != Some("**") && anchored(glob, g.pattern()))
 }
 
 /// Whether a glob aims at what a sensitive pattern names, rather than merely being able to

@@ -1257,7 +1257,11 @@ fn tar(judge: &mut Judge, args: &[Arg]) -> bool {
         rest: Literal,
         style: Style::Gnu,
     };
-    listing && judge.items(&items, &program)
+    // `-f HOST:FILE` makes tar run a remote shell.
+    let remote = items.iter().any(
+        |i| matches!(i, Item::Option { value: Read, arg: Some(a), .. } if a.text.contains(':')),
+    );
+    listing && !remote && judge.items(&items, &program)
 }
 
 /// `rm` and `mkdir` inside the workspace (`rm -rf ./build`): every operand a static path in

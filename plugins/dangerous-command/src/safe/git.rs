@@ -9,7 +9,7 @@ use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 
 use super::{Judge, Program};
-use crate::rules::paths::is_secret;
+use crate::rules::paths::{aims_at_secret, is_secret};
 use Value::*;
 
 /// git's own options before the command.
@@ -780,11 +780,14 @@ fn operand(judge: &mut Judge, a: &Arg) -> bool {
     if path.is_empty() {
         return true;
     }
+    // git's pathspecs are globs of its own, whose `*` also matches a leading dot.
+    let wildcard = path.contains(['*', '?', '[']);
     let named = Arg {
         text: path.to_owned(),
+        glob: wildcard,
         ..a.clone()
     };
-    if is_secret(judge.cx, judge.inv, &named) {
+    if is_secret(judge.cx, judge.inv, &named) || (wildcard && aims_at_secret(judge.cx, path)) {
         judge.out.push(crate::judgement::Finding::deny(
             "sensitive-read",
             format!(
@@ -843,6 +846,14 @@ pub(super) fn judge(judge: &mut Judge, name: &str) -> Option<bool> {
         .map_or(args.len(), |p| p + 1);
     let rest = &args[at..];
     let sub = sub.text.as_str();
+    // `git reflog expire` / `delete` / `drop` rewrite the reflog.
+    if sub == "reflog"
+        && rest
+            .first()
+            .is_some_and(|a| !a.text.starts_with('-') && !a.is("show") && !a.text.contains('@'))
+    {
+        return Some(false);
+    }
     if let Some((_, program)) = COMMANDS.iter().find(|(names, _)| names.contains(&sub)) {
         let items = parse(rest, program.options, program.style);
         let mut safe = true;
@@ -890,7 +901,8 @@ pub(super) fn judge(judge: &mut Judge, name: &str) -> Option<bool> {
         }
         "stash" | "worktree" | "remote" | "submodule" => match words.first() {
             Some(&("list" | "show" | "get-url" | "status")) => listing(judge, &rest[1..]),
-            None => true,
+            // `git stash` alone stashes the changes away.
+            None => sub != "stash",
             Some(w) if w.starts_with('-') && sub == "remote" => listing(judge, rest),
             _ => false,
         },

@@ -92,7 +92,7 @@ impl Judge<'_, '_, '_> {
             return safe && inv.env.iter().all(|(n, v)| env::shell_variable(n, v));
         }
         safe &= inv.env.iter().all(|(n, v)| env::inert(n, v));
-        if !safe || inv.name.is_empty() {
+        if inv.name.is_empty() {
             return false;
         }
         let words = pattern_words(inv);
@@ -100,10 +100,12 @@ impl Judge<'_, '_, '_> {
             let pattern: Vec<&str> = s.split_whitespace().collect();
             matches_prefix(&pattern, &words)
         }) {
-            return true;
+            return safe;
         }
+        // The program is judged even when the command is already not safe: the paths it
+        // names may be secrets to deny.
         let name = inv.name.as_str();
-        match inv.runs {
+        let program = match inv.runs {
             Runs::Command { .. } => shell::wrapper(self, name, inv.own_args()),
             Runs::Script => shell::script(self, name, inv.args()),
             Runs::Nothing => {
@@ -117,7 +119,8 @@ impl Judge<'_, '_, '_> {
                     .or_else(|| files::judge(self, name, args))
                     .unwrap_or(false)
             }
-        }
+        };
+        safe && program
     }
 
     /// Judges `args` against a program's table.

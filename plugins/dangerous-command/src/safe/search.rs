@@ -3,7 +3,10 @@
 //! `rg --pre`, `rg -z`, `find -exec/-delete/-fprint`, `fd -x/-X`, following symlinks out.
 
 use acp_gate_shell::Arg;
-use acp_gate_shell::options::{Style, Value};
+use acp_gate_shell::options::{Item, Style, Value, parse};
+
+use crate::judgement::Finding;
+use crate::rules::paths::{aims_at_secret, is_secret};
 
 use super::{Judge, Program};
 use Value::*;
@@ -415,8 +418,42 @@ pub(super) const PROGRAMS: &[Program] = &[
     },
 ];
 
-/// The search tools; `None` for a name that is none of them.
+/// Options that choose which files a recursive search reads.
+const FILE_GLOBS: &[&str] = &["--include", "-g", "--glob", "--iglob", "-G"];
+
+/// The search tools; `None` for a name that is none of them. A file glob aiming at secrets
+/// (`grep -r x --include=.env .`) is a secret read.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     let program = PROGRAMS.iter().find(|p| p.names.contains(&name))?;
-    Some(judge.program(args, program))
+    let items = parse(args, program.options, program.style);
+    for item in &items {
+        if let Item::Option {
+            name: option,
+            arg: Some(glob),
+            ..
+        } = item
+            && FILE_GLOBS.contains(option)
+            && !glob.dynamic
+        {
+            let name = glob.text.trim_start_matches('!');
+            let as_path = Arg {
+                text: name.to_owned(),
+                glob: true,
+                ..glob.clone()
+            };
+            if !name.starts_with('!')
+                && (is_secret(judge.cx, judge.inv, &as_path) || aims_at_secret(judge.cx, name))
+            {
+                judge.out.push(Finding::deny(
+                    "sensitive-read",
+                    format!(
+                        "searches files named like secrets (`{name}`): `{}`",
+                        judge.inv.display()
+                    ),
+                ));
+                return Some(false);
+            }
+        }
+    }
+    Some(judge.items(&items, program))
 }

@@ -163,7 +163,6 @@ const SHELLS: Program = Program {
         ("-l", Flag),
         ("-r", Flag),
         ("-o", Literal),
-        ("-O", Literal),
         ("--login", Flag),
         ("--norc", Flag),
         ("--noprofile", Flag),
@@ -324,7 +323,6 @@ pub(super) fn judge(_: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
                             | "nullglob"
                             | "globstar"
                             | "extglob"
-                            | "dotglob"
                             | "failglob"
                             | "nocaseglob"
                             | "pipefail"

@@ -11,10 +11,11 @@
 //! payload is followed by the commands of the payload.
 //!
 //! An argv is one simple command already and is judged word by word, never re-parsed from a
-//! join, unless it runs another command (`bash -c STRING`, `sudo CMD`).
+//! join, unless it runs another command (`bash -c STRING`, `sudo CMD`). `of_request` reads a
+//! request's command as `dangerous-command` does; `from_shell` reads a shell string alone.
 
 use acp_gate_plugin::CommandLine;
-use acp_gate_shell::{Arg, Command, NoteKind, Reading, Runs, read_argv, read_command, read_shell};
+use acp_gate_shell::{Arg, Command, NoteKind, Reading, Runs, read_command, read_shell};
 
 pub use acp_gate_shell::program_name;
 
@@ -147,12 +148,6 @@ pub fn from_shell(text: &str, home: &str, cwd: &str) -> Commands {
     judged(read_shell(text, home, cwd), text)
 }
 
-/// Collects the simple commands of an argv (run without a shell): one, unless it runs
-/// another command.
-pub fn from_argv(argv: &[String], home: &str, cwd: &str) -> Commands {
-    judged(read_argv(argv, home, cwd), &argv.join(" "))
-}
-
 /// The shared reading in this plugin's terms. A command that does not parse, nests too
 /// deeply, or runs code from inside an arithmetic expression is unparseable here.
 fn judged(reading: Reading, raw: &str) -> Commands {
@@ -278,11 +273,11 @@ mod tests {
     #[test]
     fn argv_is_one_command_unless_it_is_a_shell_payload() {
         let argv = |a: &[&str]| {
-            from_argv(
-                &a.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-                "/h",
-                "",
-            )
+            let command = CommandLine {
+                argv: Some(a.iter().map(|s| s.to_string()).collect()),
+                shell: None,
+            };
+            of_request(&command, "/h", "")
         };
         assert_eq!(
             argv(&["git", "commit", "-m", "a && b"]),

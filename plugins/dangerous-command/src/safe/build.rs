@@ -197,7 +197,16 @@ const RUSTFMT: &[Opt] = &[
 
 fn cargo(judge: &mut Judge, args: &[Arg]) -> bool {
     let args = match args.first() {
-        Some(a) if a.text.starts_with('+') && !a.dynamic => &args[1..],
+        // `+TOOLCHAIN`: a toolchain's name, never a path.
+        Some(a) if a.text.starts_with('+') => {
+            let name_only = a.text[1..]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+            if a.dynamic || !name_only {
+                return false;
+            }
+            &args[1..]
+        }
         _ => args,
     };
     let items = parse(args, &[CARGO_GLOBAL], Style::Posix);
@@ -235,7 +244,18 @@ fn cargo(judge: &mut Judge, args: &[Arg]) -> bool {
         rest: operands,
         style: Style::Gnu,
     };
-    let own_safe = judge.items(&parse(before, &[CARGO_COMPILE, own], Style::Gnu), &program);
+    let items = parse(before, &[CARGO_COMPILE, own], Style::Gnu);
+    // `--target` names a triple, or a target spec file, whose `linker` cargo runs: a file
+    // is judged as a read.
+    let spec_files = items.iter().all(|i| match i {
+        Item::Option {
+            name: "--target",
+            arg: Some(t),
+            ..
+        } if t.text.contains('/') || t.text.ends_with(".json") => judge.path(t, Read),
+        _ => true,
+    });
+    let own_safe = spec_files && judge.items(&items, &program);
     let table = match tail {
         Tail::None => return after.is_empty() && own_safe,
         Tail::Harness => HARNESS,

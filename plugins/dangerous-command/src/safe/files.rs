@@ -1198,6 +1198,14 @@ fn sed(judge: &mut Judge, args: &[Arg]) -> bool {
     let in_place = items
         .iter()
         .any(|i| matches!(i, Item::Option { name, .. } if name.starts_with("-i") || name.starts_with("--in")));
+    // A backup suffix with `*` or `/` places the backup copy in another directory.
+    let backup_elsewhere = items.iter().any(|i| {
+        matches!(i, Item::Option { name: "-i" | "--in-place", arg: Some(suffix), .. }
+            if suffix.dynamic || suffix.text.contains(['*', '/']))
+    });
+    if backup_elsewhere {
+        return false;
+    }
     let mut scripts: Vec<&Arg> = Vec::new();
     for item in &items {
         if let Item::Option {

@@ -269,7 +269,15 @@ pub(super) fn judge(_: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
             static_words()
                 && args.iter().all(|a| {
                     if a.text.starts_with('-') || a.text.starts_with('+') {
-                        a.text[1..].chars().all(|c| "xrgaAfFpilnut".contains(c))
+                        {
+                            // `export -f` hands a function to every later program.
+                            let flags = if name == "export" {
+                                "np"
+                            } else {
+                                "xrgaAfFpilnut"
+                            };
+                            a.text[1..].chars().all(|c| flags.contains(c))
+                        }
                     } else if let Some((n, v)) = a.assignment() {
                         if exported {
                             env::inert(&n, &v)

@@ -135,6 +135,25 @@ const CARGO_COMMANDS: &[(&[&str], &[Opt], Value, Tail)] = &[
         Tail::None,
     ),
     (
+        &["nextest"],
+        &[
+            ("-E", Literal),
+            ("--filterset", Literal),
+            ("--no-fail-fast", Flag),
+            ("--test-threads", Literal),
+            ("--retries", Literal),
+            ("--no-capture", Flag),
+            ("--run-ignored", Literal),
+            ("--status-level", Literal),
+            ("--final-status-level", Literal),
+            ("--failure-output", Literal),
+            ("--success-output", Literal),
+            ("--hide-progress-bar", Flag),
+        ],
+        Literal,
+        Tail::Harness,
+    ),
+    (
         &["locate-project", "pkgid", "verify-project", "version"],
         &[("--workspace", Flag), ("--plain", Flag)],
         Literal,
@@ -232,7 +251,14 @@ fn cargo(judge: &mut Judge, args: &[Arg]) -> bool {
         .iter()
         .position(|a| std::ptr::eq(a, sub))
         .map_or(args.len(), |p| p + 1);
-    let rest = &args[at..];
+    let mut rest = &args[at..];
+    // `cargo nextest run|list`: never `self update` or `archive`.
+    if sub.is("nextest") {
+        match rest.first() {
+            Some(a) if a.is("run") || a.is("r") || a.is("list") => rest = &rest[1..],
+            _ => return false,
+        }
+    }
     let (before, after) = match rest.iter().position(|a| a.is("--")) {
         Some(d) => (&rest[..d], &rest[d + 1..]),
         None => (rest, &[][..]),

@@ -79,8 +79,8 @@ const PASSED: &[Opt] = &[
     ("--passWithNoTests", Flag),
     ("--bail", Flag),
     ("--run", Flag),
-    ("--watch=false", Flag),
-    ("--watchAll=false", Flag),
+    ("--watch", Literal),
+    ("--watchAll", Literal),
     ("--no-coverage", Flag),
 ];
 
@@ -89,8 +89,15 @@ fn package_manager(judge: &mut Judge, tool: &str, args: &[Arg]) -> bool {
         Some(d) => (&args[..d], &args[d + 1..]),
         None => (args, &[][..]),
     };
-    let items = parse(before, &[PACKAGE_MANAGER], Style::Gnu);
-    let mut operands = Vec::new();
+    // yarn, pnpm and bun hand the words after the script's name to the script; npm reads
+    // them as its own options (`npm test --foo=x` sets its config `foo`).
+    let style = if tool == "npm" {
+        Style::Gnu
+    } else {
+        Style::Posix
+    };
+    let items = parse(before, &[PACKAGE_MANAGER], style);
+    let mut operands: Vec<&Arg> = Vec::new();
     for item in &items {
         match item {
             Item::Option {
@@ -103,7 +110,7 @@ fn package_manager(judge: &mut Judge, tool: &str, args: &[Arg]) -> bool {
                 }
             }
             Item::Option { .. } => {}
-            Item::Operand(a) if !a.dynamic => operands.push(a.text.as_str()),
+            Item::Operand(a) if !a.dynamic => operands.push(a),
             _ => return false,
         }
     }
@@ -114,23 +121,33 @@ fn package_manager(judge: &mut Judge, tool: &str, args: &[Arg]) -> bool {
         rest: Literal,
         style: Style::Gnu,
     };
-    let known = match operands.as_slice() {
-        [] => items.iter().any(|i| {
-            matches!(
-                i,
-                Item::Option {
-                    name: "-v" | "--version",
-                    ..
-                }
-            )
-        }),
-        ["test" | "t" | "tst", ..] => true,
-        ["run" | "run-script", script, ..] => safe_script(script),
-        ["ls" | "list" | "outdated" | "why" | "explain"] => true,
-        [script, ..] if tool != "npm" => safe_script(script),
-        _ => false,
+    let words: Vec<&str> = operands.iter().map(|a| a.text.as_str()).collect();
+    let (known, script_words) = match words.as_slice() {
+        [] => (
+            items.iter().any(|i| {
+                matches!(
+                    i,
+                    Item::Option {
+                        name: "-v" | "--version",
+                        ..
+                    }
+                )
+            }),
+            0,
+        ),
+        ["test" | "t" | "tst", ..] => (true, 1),
+        ["run" | "run-script", script, ..] => (safe_script(script), 2),
+        ["ls" | "list" | "outdated" | "why" | "explain"] => (true, 1),
+        [script, ..] if tool != "npm" => (safe_script(script), 1),
+        _ => (false, 0),
     };
-    known && judge.program(after, &passed)
+    let handed: Vec<Arg> = operands
+        .iter()
+        .skip(script_words)
+        .map(|a| (*a).clone())
+        .collect();
+    let handed_safe = tool == "npm" || judge.program(&handed, &passed);
+    known && handed_safe && judge.program(after, &passed)
 }
 
 pub(super) const PROGRAMS: &[Program] = &[
@@ -250,7 +267,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("--ci", Flag),
             ("--runInBand", Flag),
             ("-i", Flag),
-            ("--watchAll=false", Flag),
+            ("--watchAll", Literal),
             ("--passWithNoTests", Flag),
             ("--silent", Flag),
             ("--verbose", Flag),

@@ -261,6 +261,47 @@ const RUFF: Program = Program {
     style: Style::Gnu,
 };
 
+/// `pip list` / `show` / `freeze` / `check`: reading what is installed.
+const PIP_READ: Program = Program {
+    names: &["pip", "pip3"],
+    options: &[&[
+        ("--format", Literal),
+        ("-o", Flag),
+        ("--outdated", Flag),
+        ("-u", Flag),
+        ("--uptodate", Flag),
+        ("-l", Flag),
+        ("--local", Flag),
+        ("--user", Flag),
+        ("--not-required", Flag),
+        ("-v", Flag),
+        ("--verbose", Flag),
+        ("-f", Flag),
+        ("--files", Flag),
+        ("--all", Flag),
+        ("-e", Flag),
+        ("--editable", Flag),
+        ("--exclude-editable", Flag),
+        ("-q", Flag),
+        ("--quiet", Flag),
+        ("--disable-pip-version-check", Flag),
+        ("--no-color", Flag),
+    ]],
+    lead: &[],
+    rest: Literal,
+    style: Style::Gnu,
+};
+
+fn pip(judge: &mut Judge, args: &[Arg]) -> bool {
+    match args.first() {
+        Some(c) if ["list", "show", "freeze", "check"].iter().any(|w| c.is(w)) => {
+            judge.program(&args[1..], &PIP_READ)
+        }
+        Some(v) => args.len() == 1 && (v.is("--version") || v.is("-V")),
+        None => false,
+    }
+}
+
 /// Modules `python -m` runs that are one of the programs above (or the standard test runner).
 fn module_program(module: &str) -> Option<&'static Program> {
     PROGRAMS.iter().find(|p| p.names.contains(&module))
@@ -273,6 +314,7 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
     }
     let stem = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     match stem {
+        "pip" => Some(pip(judge, args)),
         "ruff" => Some(
             args.first()
                 .is_some_and(|a| a.is("check") || a.is("format"))
@@ -285,6 +327,9 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
             };
             if !m.is("-m") || module.dynamic {
                 return None;
+            }
+            if module.is("pip") {
+                return Some(pip(judge, rest));
             }
             if module.is("unittest") {
                 return Some(rest.iter().all(|a| {

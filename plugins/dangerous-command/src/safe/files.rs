@@ -1049,6 +1049,20 @@ pub(super) const PROGRAMS: &[Program] = &[
         style: Style::Gnu,
     },
     Program {
+        names: &["tee"],
+        options: &[&[
+            ("-a", Flag),
+            ("--append", Flag),
+            ("-i", Flag),
+            ("--ignore-interrupts", Flag),
+            ("-p", Flag),
+            ("--output-error", Optional),
+        ]],
+        lead: &[],
+        rest: Write,
+        style: Style::Gnu,
+    },
+    Program {
         names: &["unzip", "zipinfo"],
         options: &[&[
             ("-l", Flag),

@@ -2,8 +2,8 @@
 
 use serde::Deserialize;
 
-use crate::programs::command_name;
 use crate::rules::RULES;
+use acp_gate_shell::program_name as command_name;
 
 /// What a `handlers.toml` entry may add to or switch off in the built-in rules.
 ///

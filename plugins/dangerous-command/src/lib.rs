@@ -15,52 +15,52 @@
 //! assert!(matches!(evaluate(&request, &Config::default()), Ok(Verdict::Deny(_))));
 //! ```
 //!
-//! The pure logic lives in plain modules (`extract` -> `rules` / `safe` -> `judgement`) and is
+//! The pure logic lives in plain modules (the shared `acp_gate_shell` reading -> `rules` / `safe`
+//! -> `judgement`) and is
 //! tested natively; only the export at the bottom is WebAssembly glue.
 
 pub mod config;
-pub mod extract;
 pub mod judgement;
 pub mod paths;
-pub mod programs;
 pub mod rules;
 pub mod safe;
-pub mod words;
 
 use acp_gate_plugin::{Plugin, Request, Verdict};
+use acp_gate_shell::{Note, NoteKind, Reading, read_command};
 
 pub use config::Config;
-use extract::{Analysis, analyse_argv, analyse_shell};
 use judgement::{Finding, Judgement};
+
+/// What the checker reads of a request's command: the shared reading of the shell, the same
+/// list of simple commands `org-policy` judges. `None` when there is no command.
+pub fn reading(request: &Request) -> Option<Reading> {
+    let command = request.command.as_ref()?;
+    read_command(
+        command.argv.as_deref(),
+        command.shell.as_deref(),
+        &request.home_dir,
+        &request.cwd,
+    )
+}
 
 /// Judges the command of one request; requests without a command get `abstain`.
 pub fn evaluate(request: &Request, config: &Config) -> Result<Verdict, String> {
     config.validate()?;
-    let Some(command) = &request.command else {
+    let Some(reading) = reading(request) else {
         return Ok(Verdict::Abstain);
     };
-    let (home, cwd) = (request.home_dir.as_str(), request.cwd.as_str());
     let mut findings = Vec::new();
-    let analysis = if let Some(shell) = &command.shell {
-        invisible_characters(shell, &mut findings);
-        analyse_shell(shell, home, cwd)
-    } else if let Some(argv) = &command.argv {
-        for word in argv {
-            invisible_characters(word, &mut findings);
-        }
-        if argv.is_empty() {
-            return Ok(Verdict::Abstain);
-        }
-        analyse_argv(argv, home, cwd)
-    } else {
-        return Ok(Verdict::Abstain);
-    };
-    Ok(judge(analysis, findings, request, config).into_verdict())
+    let command = request.command.as_ref().expect("a reading has a command");
+    let words = command.argv.iter().flatten().map(String::as_str);
+    for text in words.chain(command.shell.as_deref()) {
+        invisible_characters(text, &mut findings);
+    }
+    Ok(judge(reading, findings, request, config).into_verdict())
 }
 
 /// Applies the rules to every invocation and combines everything into one judgement.
 fn judge(
-    analysis: Analysis,
+    reading: Reading,
     mut findings: Vec<Finding>,
     request: &Request,
     config: &Config,
@@ -72,20 +72,42 @@ fn judge(
         config,
     );
     findings.extend(
-        analysis
-            .findings
-            .into_iter()
+        reading
+            .notes
+            .iter()
+            .map(finding)
             .filter(|f| config.enabled(f.rule)),
     );
-    let mut all_safe = !analysis.invocations.is_empty();
-    for inv in &analysis.invocations {
+    let mut all_safe = !reading.commands.is_empty();
+    for inv in &reading.commands {
         let before = findings.len();
         rules::check(inv, &cx, &mut findings);
-        all_safe &= findings.len() == before && safe::is_known_safe(inv, config);
+        let clean = findings.len() == before;
+        let mut from_paths = Vec::new();
+        let safe = safe::is_known_safe(inv, &cx, &mut from_paths);
+        findings.extend(from_paths.into_iter().filter(|f| config.enabled(f.rule)));
+        all_safe &= clean && safe;
     }
     // A structural finding (parse failure, dynamic code) also rules out `allow`.
     all_safe &= findings.is_empty();
     Judgement::combine(&findings, all_safe)
+}
+
+/// What the checker makes of something the walk could not see through.
+fn finding(note: &Note) -> Finding {
+    let reason = note.reason.clone();
+    match note.kind {
+        NoteKind::Unparseable => Finding::ask("unparseable", reason),
+        NoteKind::TooComplex => Finding::ask("too-complex", reason),
+        NoteKind::DynamicCommand => Finding::ask("dynamic-command", reason),
+        NoteKind::DynamicCode | NoteKind::ArithmeticCode | NoteKind::Defines => {
+            Finding::ask("dynamic-code", reason)
+        }
+        NoteKind::RemoteCode => Finding::deny("remote-code", reason),
+        NoteKind::DecodedPayload => Finding::deny("decoded-payload", reason),
+        NoteKind::StdinScript => Finding::ask("stdin-script", reason),
+        NoteKind::ForkBomb => Finding::deny("fork-bomb", reason),
+    }
 }
 
 /// Zero-width, bidirectional and other deceptive characters anywhere in the command.

@@ -1,61 +1,7 @@
-//! Paths as a command names them: made absolute lexically (`~`, `$HOME`, `..`, `//`), compared
-//! with the roots that must never be deleted, and matched against sensitive-path globs.
+//! The roots that must never be deleted or recursively changed (`/`, home, the workspace,
+//! system directories).
 
-use acp_gate_plugin::sensitive::strip_home;
-
-/// Makes `text` absolute: a leading `~`, `~user` or `$HOME` is expanded, a relative path is
-/// joined to `cwd`, and `.`, `..` and doubled slashes are folded the way the kernel would
-/// (lexically: symlinks are not followed).
-pub fn absolutize(text: &str, home: &str, cwd: &str) -> String {
-    let expanded = if let Some(rest) = strip_home(text) {
-        format!("{home}{rest}")
-    } else if let Some(user_path) = text.strip_prefix('~') {
-        let (user, rest) = user_path.split_at(user_path.find('/').unwrap_or(user_path.len()));
-        if user == "root" {
-            format!("/root{rest}")
-        } else {
-            format!("/home/{user}{rest}")
-        }
-    } else {
-        text.to_owned()
-    };
-    if expanded.starts_with('/') {
-        normalize(&expanded)
-    } else {
-        normalize(&format!("{cwd}/{expanded}"))
-    }
-}
-
-/// `~`, `~/x`, `$HOME`, `$HOME/x`, `${HOME}/x` without the home part.
-/// Folds `.`, `..` and empty segments of an absolute path.
-pub fn normalize(path: &str) -> String {
-    let mut segments: Vec<&str> = Vec::new();
-    for segment in path.split('/') {
-        match segment {
-            "" | "." => {}
-            ".." => {
-                segments.pop();
-            }
-            s => segments.push(s),
-        }
-    }
-    let mut out = String::with_capacity(path.len());
-    for s in &segments {
-        out.push('/');
-        out.push_str(s);
-    }
-    if out.is_empty() {
-        out.push('/');
-    }
-    out
-}
-
-/// Whether `ancestor` is `path` or one of its parents (both normalised and absolute).
-pub fn is_same_or_ancestor(ancestor: &str, path: &str) -> bool {
-    ancestor == "/"
-        || path == ancestor
-        || (path.starts_with(ancestor) && path.as_bytes().get(ancestor.len()) == Some(&b'/'))
-}
+pub use acp_gate_shell::paths::{absolutize, is_same_or_ancestor, normalize};
 
 /// Top-level directories whose loss breaks the system or other users' data.
 const SYSTEM_ROOTS: &[&str] = &[
@@ -129,18 +75,6 @@ pub fn important_root(path: &str, home: &str, workspaces: &[String]) -> Option<&
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn absolutize_expands_home_and_folds_dots() {
-        assert_eq!(absolutize("~", "/h/u", "/ws"), "/h/u");
-        assert_eq!(absolutize("~/", "/h/u", "/ws"), "/h/u");
-        assert_eq!(absolutize("$HOME/.ssh/", "/h/u", "/ws"), "/h/u/.ssh");
-        assert_eq!(absolutize("~root", "/h/u", "/ws"), "/root");
-        assert_eq!(absolutize("..", "/h/u", "/ws/a"), "/ws");
-        assert_eq!(absolutize("a//b/./../c", "/h/u", "/ws"), "/ws/a/c");
-        assert_eq!(absolutize("/../..", "/h/u", "/ws"), "/");
-        assert_eq!(absolutize("~x/y", "/h/u", "/ws"), "/home/x/y");
-    }
 
     #[test]
     fn important_roots() {

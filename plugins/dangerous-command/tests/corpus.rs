@@ -27,7 +27,13 @@ fn the_corpus_is_decided_as_expected() {
     let text = std::fs::read_to_string(path).unwrap();
     let corpus: toml::Table = toml::from_str(&text).unwrap();
     let cases = corpus["case"].as_array().unwrap();
-    assert!(cases.len() >= 120, "only {} cases", cases.len());
+    assert!(cases.len() >= 700, "only {} cases", cases.len());
+    // Issue 12, class 8: at least 150 everyday commands that must all be allowed.
+    let benign = cases
+        .iter()
+        .filter(|c| c["expect"].as_str() == Some("allow"))
+        .count();
+    assert!(benign >= 150, "only {benign} everyday commands");
     let substitute = |s: &str| s.replace("$WORKSPACE", WORKSPACE).replace("$HOME", HOME);
     let mut wrong = Vec::new();
     for (number, case) in cases.iter().enumerate() {

@@ -58,6 +58,8 @@ fn ordinary_development_is_allowed() {
             "cargo test 2>&1 | tail -n 30",
             "ls > /dev/null 2>&1",
             "cd src && ls",
+            // A cleanup inside the workspace (issue 12, class 8).
+            "rm -rf build",
             "timeout 60 cargo test",
             "bash -c 'cargo test'",
             "echo $(pwd)",
@@ -78,7 +80,6 @@ fn unknown_commands_abstain() {
     expect(
         &[
             "./configure",
-            "rm -rf build",
             "touch notes.txt",
             "echo ok > out.txt",
             "cargo run",
@@ -310,7 +311,8 @@ fn privileges_environment_and_sensitive_files() {
             "doas ls",
             "su",
         ],
-        Level::Ask,
+        // Privilege escalation is a clear attack for an agent (issue 12, class 9).
+        Level::Deny,
     );
     expect(
         &[
@@ -338,21 +340,20 @@ fn privileges_environment_and_sensitive_files() {
         Level::Deny,
     );
     expect(
-        &[
-            "LD_LIBRARY_PATH=/opt/lib ./app",
-            "cat ~/.ssh/id_rsa",
-            "cat .env",
-            "PAGER='sh -c id' man ls",
-        ],
+        &["LD_LIBRARY_PATH=/opt/lib ./app", "PAGER='sh -c id' man ls"],
         Level::Ask,
     );
+    // Reading a secret by any reading program is denied (issue 12, class 3).
+    expect(&["cat ~/.ssh/id_rsa", "cat .env"], Level::Deny);
     expect(
-        &[
-            "NODE_OPTIONS=--max-old-space-size=4096 npm run build",
-            "ENV=test npm test",
-            "PYTHONPATH=src pytest",
-        ],
+        &["NODE_OPTIONS=--max-old-space-size=4096 npm run build"],
         Level::Allow,
+    );
+    // Variables that change where programs look for code or start-up files are not inert:
+    // at most ask (issue 12, class 2).
+    expect(
+        &["ENV=test npm test", "PYTHONPATH=src pytest"],
+        Level::Abstain,
     );
 }
 

@@ -28,12 +28,7 @@ impl Facts {
         let home = request.home_dir.as_str();
         let commands = match &request.command {
             None => Commands::None,
-            Some(c) => match (&c.argv, &c.shell) {
-                // argv is what runs; the shell string, when both are sent, describes the same.
-                (Some(argv), _) => commands::from_argv(argv, home),
-                (None, Some(shell)) => commands::from_shell(shell, home),
-                (None, None) => Commands::None,
-            },
+            Some(c) => commands::of_request(c, home, &request.cwd),
         };
         Facts {
             kind: request.kind,
@@ -64,11 +59,12 @@ impl Facts {
             None if has_command => ToolKind::Execute,
             None => ToolKind::Read,
         };
-        let commands = match (&r.argv, &r.command) {
-            (Some(argv), _) => commands::from_argv(argv, &places.home),
-            (None, Some(shell)) => commands::from_shell(shell, &places.home),
-            (None, None) => Commands::None,
+        let cwd = places.workspace.as_deref().unwrap_or("");
+        let command = acp_gate_plugin::CommandLine {
+            argv: r.argv.clone(),
+            shell: r.command.clone(),
         };
+        let commands = commands::of_request(&command, &places.home, cwd);
         let paths = r
             .path
             .iter()
@@ -135,7 +131,7 @@ pub fn judge(rules: &[Rule], facts: &Facts) -> Verdict {
         _ => &[],
     };
     // `bash -c SCRIPT` itself needs no allow rule: the commands of SCRIPT do.
-    let mut covered: Vec<bool> = commands.iter().map(|c| c.runs_payload).collect();
+    let mut covered: Vec<bool> = commands.iter().map(|c| c.needs_no_allow()).collect();
     for rule in rules {
         let holds = rule.request_conditions_hold(
             facts.kind,

@@ -5,7 +5,7 @@
 //! | | deny / ask | allow |
 //! |---|---|---|
 //! | `paths` | any path matches (case-insensitively) | every path matches (case-sensitively), and there is one |
-//! | `prefix`, `regex` | some simple command matches, also after wrappers (`sudo`, `env`, `timeout`, `nohup`, `nice`, `xargs`, ...) and git's global options (`git -C dir push`) are skipped; a word only known at run time (`$X`) matches any token but the first | the command as written, word for word; a dynamic word matches nothing; a command redirecting its output into a file never matches |
+//! | `prefix`, `regex` | some simple command matches (what a wrapper such as `sudo`, `env`, `timeout`, `xargs` runs is a simple command of its own), also after git's global options (`git -C dir push`) are skipped; a word only known at run time (`$X`) matches any token but the first | the command as written, word for word; a dynamic word matches nothing; a command redirecting its output into a file never matches |
 
 use regex_automata::nfa::thompson::{self, pikevm::PikeVM};
 use regex_automata::util::syntax;
@@ -154,11 +154,7 @@ impl Rule {
     /// Whether the command conditions hold for one simple command. An allow rule never
     /// matches a command that redirects its output into a file.
     pub fn matches_command(&self, command: &SimpleCommand) -> bool {
-        if self.generous() {
-            views(command).iter().any(|v| self.matches_view(v))
-        } else {
-            command.writes.is_empty() && self.matches_view(command)
-        }
+        (self.generous() || command.writes.is_empty()) && self.matches_view(command)
     }
 
     fn matches_view(&self, command: &SimpleCommand) -> bool {
@@ -283,111 +279,6 @@ fn skip_options<'w>(mut words: &'w [Word], valued: &[&str]) -> &'w [Word] {
     words
 }
 
-/// Wrappers that run the command after their options and operands: (name, options that take
-/// a value, operands before the command, whether `NAME=value` words come first).
-const WRAPPERS: &[(&str, &[&str], usize, bool)] = &[
-    (
-        "sudo",
-        &[
-            "-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group",
-        ],
-        0,
-        true,
-    ),
-    ("doas", &["-u", "-C"], 0, false),
-    ("run0", &["-u", "--user", "-D"], 0, false),
-    (
-        "env",
-        &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"],
-        0,
-        true,
-    ),
-    (
-        "timeout",
-        &["-s", "-k", "--signal", "--kill-after"],
-        1,
-        false,
-    ),
-    ("nohup", &[], 0, false),
-    ("time", &["-f", "-o", "--format", "--output"], 0, false),
-    ("command", &[], 0, false),
-    ("builtin", &[], 0, false),
-    ("exec", &["-a"], 0, false),
-    ("nice", &["-n", "--adjustment"], 0, false),
-    (
-        "ionice",
-        &["-c", "-n", "-p", "--class", "--classdata"],
-        0,
-        false,
-    ),
-    (
-        "stdbuf",
-        &["-i", "-o", "-e", "--input", "--output", "--error"],
-        0,
-        false,
-    ),
-    ("setsid", &[], 0, false),
-    ("chrt", &[], 1, false),
-    ("taskset", &[], 1, false),
-    (
-        "xargs",
-        &[
-            "-a",
-            "-d",
-            "-E",
-            "-I",
-            "-L",
-            "-n",
-            "-P",
-            "-s",
-            "--arg-file",
-            "--delimiter",
-            "--max-args",
-            "--max-procs",
-        ],
-        0,
-        false,
-    ),
-];
-
-/// The command itself, then what it runs after each wrapper is taken off.
-pub fn views(command: &SimpleCommand) -> Vec<SimpleCommand> {
-    let mut out = vec![command.clone()];
-    for _ in 0..8 {
-        let last = out.last().expect("one view at least");
-        let Some(inner) = unwrap_once(&last.words) else {
-            break;
-        };
-        out.push(SimpleCommand {
-            words: inner.to_vec(),
-            ..last.clone()
-        });
-    }
-    out
-}
-
-fn unwrap_once(words: &[Word]) -> Option<&[Word]> {
-    let head = words.first().filter(|w| !w.dynamic)?;
-    let name = program_name(&head.text);
-    let &(_, valued, operands, assignments) = WRAPPERS.iter().find(|w| w.0 == name)?;
-    let mut rest = skip_options(&words[1..], valued);
-    if assignments {
-        while rest.first().is_some_and(|w| is_assignment(&w.text)) {
-            rest = &rest[1..];
-        }
-    }
-    let rest = rest.get(operands..)?;
-    (!rest.is_empty()).then_some(rest)
-}
-
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty()
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -443,19 +334,6 @@ mod tests {
         assert!(prefix_matches(&p, &words("git push $REMOTE main"), true));
         assert!(!prefix_matches(&p, &words("git push $REMOTE main"), false));
         assert!(!prefix_matches(&p, &words("$GIT push origin main"), true));
-    }
-
-    #[test]
-    fn wrappers_are_looked_through() {
-        let command = SimpleCommand::of_words(words(
-            "sudo -u root env A=1 timeout -s 9 10 nohup git push -f",
-        ));
-        let last = views(&command).pop().unwrap();
-        assert_eq!(last.text(), "git push -f");
-        assert_eq!(
-            views(&SimpleCommand::of_words(words("timeout 10"))).len(),
-            1
-        );
     }
 
     #[test]

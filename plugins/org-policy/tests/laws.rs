@@ -96,7 +96,7 @@ proptest! {
         let config = team_config();
         let shell = format!("{prefix}{text}");
         let verdict = evaluate(&request(&shell), &config).unwrap();
-        if matches!(from_shell(&shell, "/h"), Commands::Unparseable { .. }) {
+        if matches!(from_shell(&shell, "/h", ""), Commands::Unparseable { .. }) {
             prop_assert!(decision_of(&verdict).map(|d| d.as_str()) != Some("allow"), "{:?}", shell);
         }
     }

@@ -1,4 +1,4 @@
-//! Words after quoting, escapes and the expansions that can be done without running anything.
+//! One word of a command as it receives it (`Arg`), and what flows through a pipe (`Feed`).
 
 use brush_parser::word::{BraceExpressionMember, BraceExpressionOrText};
 
@@ -58,6 +58,9 @@ pub struct Arg {
     pub dynamic: bool,
     /// The word has an unquoted glob character (`*`, `?`, `[`).
     pub glob: bool,
+    /// A process substitution (`<(cmd)`, `>(cmd)`): a pipe the shell names `/dev/fd/N`,
+    /// whose command is walked on its own.
+    pub pipe: bool,
     /// What the command or process substitutions inside the word produce.
     pub feed: Feed,
 }

@@ -1,9 +1,13 @@
-//! What the checker knows about programs by name: shells, interpreters, network fetchers,
+//! What the walk knows about programs by name: shells, interpreters, network fetchers,
 //! decoders, privilege escalators.
 
-use crate::words::{Arg, Feed};
+use crate::arg::{Arg, Feed};
 
-pub use acp_gate_shell::program_name as command_name;
+/// The name a command word runs: its last path segment, lower-cased so that a
+/// case-insensitive file system cannot hide a command (`/usr/bin/GIT` -> `git`).
+pub fn program_name(word: &str) -> String {
+    word.rsplit('/').next().unwrap_or(word).to_lowercase()
+}
 
 /// Shells whose `-c` runs a shell string.
 pub fn is_shell(name: &str) -> bool {
@@ -61,7 +65,16 @@ pub fn is_interpreter(name: &str) -> bool {
 pub fn is_escalator(name: &str) -> bool {
     matches!(
         name,
-        "sudo" | "su" | "doas" | "pkexec" | "run0" | "runuser" | "sudoedit" | "ksu" | "calife"
+        "sudo"
+            | "su"
+            | "doas"
+            | "pkexec"
+            | "run0"
+            | "runuser"
+            | "sudoedit"
+            | "ksu"
+            | "calife"
+            | "setpriv"
     )
 }
 
@@ -154,9 +167,9 @@ mod tests {
 
     #[test]
     fn names_drop_paths_and_case() {
-        assert_eq!(command_name("/bin/rm"), "rm");
-        assert_eq!(command_name("/usr/bin/RM"), "rm");
-        assert_eq!(command_name("./x/y"), "y");
+        assert_eq!(program_name("/bin/rm"), "rm");
+        assert_eq!(program_name("/usr/bin/RM"), "rm");
+        assert_eq!(program_name("./x/y"), "y");
     }
 
     #[test]

@@ -1,0 +1,307 @@
+//! Rules for git: options and config keys that run programs, force pushes, history rewrites,
+//! discarded work.
+
+use super::env::benign_program;
+use super::paths::write_target;
+use super::{Context, Findings, has_short, has_short_exact, operands, option_values};
+use crate::judgement::Level;
+use acp_gate_shell::Arg;
+
+/// A git command line with its global options taken apart.
+pub struct GitCall<'a> {
+    pub config: Vec<(String, Arg)>,
+    pub exec_path: bool,
+    pub subcommand: Option<&'a Arg>,
+    pub args: &'a [Arg],
+}
+
+pub fn parse_git(argv: &[Arg]) -> GitCall<'_> {
+    let mut call = GitCall {
+        config: Vec::new(),
+        exec_path: false,
+        subcommand: None,
+        args: &[],
+    };
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        let t = a.text.as_str();
+        match t {
+            "-c" | "--config-env" => {
+                if let Some(v) = argv.get(i + 1) {
+                    call.config.push(split_config(v, t == "--config-env"));
+                }
+                i += 2;
+            }
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix"
+            | "--list-cmds" | "--attr-source" => i += 2,
+            _ if t.starts_with("--config-env=") => {
+                call.config.push(split_config(
+                    &Arg {
+                        text: t["--config-env=".len()..].into(),
+                        ..a.clone()
+                    },
+                    true,
+                ));
+                i += 1;
+            }
+            _ if t.starts_with("--exec-path=") => {
+                call.exec_path = true;
+                i += 1;
+            }
+            _ if t.starts_with('-') && !a.dynamic => i += 1,
+            _ => {
+                call.subcommand = Some(a);
+                call.args = &argv[i + 1..];
+                break;
+            }
+        }
+    }
+    call
+}
+
+/// `key=value` of `git -c`; with `--config-env` the value comes from a variable, so is unknown.
+pub(crate) fn split_config(arg: &Arg, from_env: bool) -> (String, Arg) {
+    match arg.text.split_once('=') {
+        Some((k, v)) => (
+            k.to_lowercase(),
+            Arg {
+                text: v.into(),
+                dynamic: arg.dynamic || from_env,
+                ..arg.clone()
+            },
+        ),
+        None => (
+            arg.text.to_lowercase(),
+            Arg {
+                text: "true".into(),
+                ..arg.clone()
+            },
+        ),
+    }
+}
+
+/// Whether a git config key makes git run a program; and how sure that is.
+pub(crate) fn git_config_runs_code(key: &str, value: &Arg) -> Option<Level> {
+    let parts: Vec<&str> = key.split('.').collect();
+    let (section, last) = (parts[0], parts[parts.len() - 1]);
+    let pager_like = matches!(
+        key,
+        "core.pager" | "core.editor" | "sequence.editor" | "interactive.difffilter"
+    ) || section == "pager";
+    if pager_like {
+        return (!benign_program(value)).then_some(Level::Deny);
+    }
+    if section == "alias" {
+        return Some(
+            if value.text.trim_start().starts_with('!') || value.dynamic {
+                Level::Deny
+            } else {
+                Level::Ask
+            },
+        );
+    }
+    let exact = matches!(
+        key,
+        "core.sshcommand"
+            | "core.gitproxy"
+            | "core.askpass"
+            | "core.fsmonitor"
+            | "core.hookspath"
+            | "core.alternaterefscommand"
+            | "core.worktree"
+            | "credential.helper"
+            | "diff.external"
+            | "gpg.program"
+            | "uploadpack.packobjectshook"
+            | "include.path"
+            | "web.browser"
+            | "init.templatedir"
+            | "sendemail.smtpserver"
+            | "merge.tool"
+            | "diff.tool"
+            | "protocol.ext.allow"
+            | "core.sshcommand.program"
+            | "receive.procreceiverefs"
+            | "ssh.variant"
+    );
+    let patterned = parts.len() >= 3
+        && matches!(
+            (section, last),
+            ("diff", "textconv" | "command")
+                | ("filter", "clean" | "smudge" | "process")
+                | ("merge", "driver")
+                | ("difftool" | "mergetool" | "browser" | "man", "cmd" | "path")
+                | ("credential", "helper")
+                | ("gpg", "program")
+                | ("remote", "uploadpack" | "receivepack" | "proxy" | "vcs")
+                | ("includeif", "path")
+        );
+    let submodule_command =
+        section == "submodule" && last == "update" && value.text.starts_with('!');
+    (exact || patterned || submodule_command).then_some(Level::Deny)
+}
+
+/// The rules of this family for one command.
+pub(crate) fn check(f: &mut Findings, cx: &Context) {
+    if f.inv.name != "git" {
+        return;
+    }
+    let call = parse_git(&f.inv.argv);
+    for (key, value) in &call.config {
+        if let Some(level) = git_config_runs_code(key, value) {
+            f.push(
+                level,
+                "git-exec-option",
+                format!("`git -c {key}=…` makes git run a program"),
+            );
+        }
+    }
+    if call.exec_path {
+        f.deny(
+            "git-exec-option",
+            "`git --exec-path=…` runs git commands from another directory",
+        );
+    }
+    let Some(sub) = call.subcommand.and_then(Arg::known) else {
+        return;
+    };
+    let args = call.args;
+    let any = |names: &[&str]| {
+        args.iter().any(|a| {
+            names
+                .iter()
+                .any(|n| a.is(n) || a.text.starts_with(&format!("{n}=")))
+        })
+    };
+    for out in option_values(args, "--output", "--output") {
+        write_target(f, cx, &out, "writes");
+    }
+    match sub {
+        "push" => {
+            let force = any(&[
+                "--force",
+                "--force-with-lease",
+                "--force-if-includes",
+                "--mirror",
+            ]) || has_short(args, 'f')
+                || operands(args).any(|a| a.text.starts_with('+'));
+            if force {
+                f.deny(
+                    "git-force-push",
+                    "force-pushes, which can overwrite history on the remote",
+                );
+            }
+            if any(&["--delete"])
+                || has_short(args, 'd')
+                || operands(args).any(|a| a.text.starts_with(':') && a.text.len() > 1)
+            {
+                f.ask("git-remote-delete", "deletes a branch or tag on the remote");
+            }
+            if any(&["--receive-pack", "--exec"]) {
+                f.deny(
+                    "git-exec-option",
+                    "`--receive-pack` / `--exec` run a program",
+                );
+            }
+        }
+        "filter-branch" | "filter-repo" => {
+            f.deny("git-history-rewrite", "rewrites the repository's history")
+        }
+        "reflog"
+            if args
+                .first()
+                .is_some_and(|a| a.is("expire") || a.is("delete")) =>
+        {
+            f.ask(
+                "git-history-rewrite",
+                "expires reflog entries, which makes lost commits unrecoverable",
+            )
+        }
+        "reset" if any(&["--hard"]) => f.ask(
+            "git-discard",
+            "`git reset --hard` discards uncommitted changes",
+        ),
+        "clean" if any(&["--force"]) || has_short(args, 'f') => {
+            f.ask("git-discard", "`git clean -f` deletes untracked files")
+        }
+        "fetch" | "pull" | "clone" | "ls-remote" | "archive" | "submodule" => {
+            if any(&["--upload-pack", "--exec", "--receive-pack"])
+                || (sub == "clone" && has_short_exact(args, "-u"))
+            {
+                f.deny(
+                    "git-exec-option",
+                    "`--upload-pack` / `--exec` run a program",
+                );
+            }
+            for v in option_values(args, "-c", "--config") {
+                let (key, value) = split_config(&v, false);
+                if let Some(level) = git_config_runs_code(&key, &value) {
+                    f.push(
+                        level,
+                        "git-exec-option",
+                        format!("`--config {key}=…` makes git run a program"),
+                    );
+                }
+            }
+            if sub == "clone" && any(&["--template"]) {
+                f.ask(
+                    "git-exec-option",
+                    "`git clone --template` can install hooks",
+                );
+            }
+        }
+        "config" => {
+            let reading = any(&[
+                "--get",
+                "--get-all",
+                "--get-regexp",
+                "--list",
+                "-l",
+                "--unset",
+                "--unset-all",
+                "--remove-section",
+                "--show-origin",
+                "--name-only",
+            ]);
+            let ops: Vec<&Arg> = operands(args).collect();
+            let ops = match ops.first() {
+                Some(first) if matches!(first.text.as_str(), "set") => &ops[1..],
+                Some(first)
+                    if matches!(
+                        first.text.as_str(),
+                        "get" | "list" | "unset" | "edit" | "rename-section" | "remove-section"
+                    ) =>
+                {
+                    &ops[..0]
+                }
+                _ => &ops[..],
+            };
+            if !reading && ops.len() >= 2 {
+                let key = ops[0].text.to_lowercase();
+                if let Some(level) = git_config_runs_code(&key, ops[1]) {
+                    f.push(
+                        level,
+                        "git-exec-option",
+                        format!("sets `{key}`, which makes git run a program"),
+                    );
+                }
+            }
+        }
+        "rebase" if any(&["--exec"]) || has_short_exact(args, "-x") => {
+            f.ask("git-exec-option", "`git rebase --exec` runs a command")
+        }
+        "difftool" | "mergetool"
+            if any(&["--extcmd", "--tool"])
+                || has_short_exact(args, "-x")
+                || has_short_exact(args, "-t") =>
+        {
+            f.ask("git-exec-option", "runs an external diff or merge tool")
+        }
+        "grep"
+            if any(&["--open-files-in-pager"]) || args.iter().any(|a| a.text.starts_with("-O")) =>
+        {
+            f.ask("git-exec-option", "`git grep -O` runs a pager program")
+        }
+        _ => {}
+    }
+}

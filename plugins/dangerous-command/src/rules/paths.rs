@@ -1,0 +1,318 @@
+//! The files a command reads or writes, judged against the sensitive paths and devices.
+
+use super::{Context, Findings, operands};
+use acp_gate_plugin::sensitive::{PathSegments, is_env_template, strip_home};
+use acp_gate_shell::{Arg, Command as Invocation, Runs};
+
+pub(crate) fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str) {
+    let Some(text) = target.known() else { return };
+    if text.is_empty() || text.contains("://") {
+        return;
+    }
+    let abs = cx.absolute_anywhere(f.inv, text);
+    if network_device(&abs) {
+        f.deny(
+            "reverse-shell",
+            format!("{how} a network connection (`{abs}`): a remote shell"),
+        );
+        return;
+    }
+    if let Some(device) = abs.strip_prefix("/dev/") {
+        let harmless = matches!(
+            device,
+            "null"
+                | "zero"
+                | "stdout"
+                | "stderr"
+                | "stdin"
+                | "tty"
+                | "full"
+                | "random"
+                | "urandom"
+                | "ptmx"
+        ) || ["fd/", "pts/", "shm/", "tty", "console"]
+            .iter()
+            .any(|p| device.starts_with(p));
+        if harmless {
+            return;
+        }
+        let disk = [
+            "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "md", "dm-", "loop",
+            "mapper/", "sr", "nbd", "zd", "rbd", "mem", "kmem", "port",
+        ]
+        .iter()
+        .any(|p| device.starts_with(p));
+        if disk {
+            f.deny("device-write", format!("{how} the disk device `{abs}`"));
+        } else {
+            f.ask("device-write", format!("{how} the device `{abs}`"));
+        }
+        return;
+    }
+    if !is_env_template(&abs) && cx.write_sensitive.iter().any(|g| g.matches(&abs)) {
+        f.deny(
+            "sensitive-write",
+            format!("{how} the sensitive path `{text}`"),
+        );
+    }
+}
+
+/// `/dev/tcp/HOST/PORT`, `/dev/udp/..`: bash opens a network connection.
+fn network_device(abs: &str) -> bool {
+    abs.starts_with("/dev/tcp/") || abs.starts_with("/dev/udp/")
+}
+
+pub(crate) fn read_target(f: &mut Findings, cx: &Context, target: &Arg) {
+    let Some(text) = target.known() else { return };
+    if text.is_empty() || text.contains("://") {
+        return;
+    }
+    let abs = cx.absolute_anywhere(f.inv, text);
+    if network_device(&abs) {
+        f.deny(
+            "reverse-shell",
+            format!("reads from a network connection (`{abs}`): a remote shell"),
+        );
+    } else if is_secret(cx, f.inv, target) {
+        f.deny(
+            "sensitive-read",
+            format!("reads the credential file `{text}`"),
+        );
+    } else if let Some(user) = other_users_home(cx, &abs) {
+        f.deny(
+            "sensitive-read",
+            format!("reads `{text}` in another user's home (`{user}`)"),
+        );
+    }
+}
+
+/// Whether the static path (or glob) `target` names, or may match, a secret.
+pub(crate) fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
+    let Some(text) = target.known() else {
+        return false;
+    };
+    let abs = cx.absolute_anywhere(inv, text);
+    if is_env_template(&abs) {
+        return false;
+    }
+    // On a case-insensitive file system `.ENV` is `.env`.
+    let folded = PathSegments::new(&abs, true);
+    if cx
+        .read_sensitive
+        .iter()
+        .any(|g| g.matches_segments(&folded))
+    {
+        return true;
+    }
+    target.glob
+        && cx.read_sensitive.iter().any(|g| {
+            let pattern = g.pattern();
+            let full = match strip_home(pattern) {
+                Some(rest) => format!("{}{rest}", cx.home),
+                None if pattern.starts_with('/') => pattern.to_owned(),
+                None => format!("/**/{}", pattern.trim_start_matches("./")),
+            };
+            globs_overlap(&abs, &full) && anchored(&abs, &full)
+        })
+}
+
+/// Whether a glob's last segment aims at a secret's name by a shared literal start or end
+/// (`*.env`, `*.pem`), whatever it can match before it.
+pub(crate) fn aims_at_secret(cx: &Context, glob: &str) -> bool {
+    cx.read_sensitive
+        .iter()
+        .any(|g| g.pattern().rsplit('/').next() != Some("**") && anchored(glob, g.pattern()))
+}
+
+/// Whether a glob aims at what a sensitive pattern names, rather than merely being able to
+/// meet it (`*.rs` can match a file named `id_rsa.rs`, but does not aim at keys): the pattern
+/// is a directory tree, or the glob's last segment shares a literal start or end with the
+/// pattern's last segment (`~/.ss?/id_*`, `*.pem`, `.env*`).
+fn anchored(glob: &str, pattern: &str) -> bool {
+    let last = |s: &str| s.rsplit('/').next().unwrap_or(s).to_owned();
+    let (g, p) = (last(glob), last(pattern));
+    if p == "**" {
+        return true;
+    }
+    let wild = |c: char| matches!(c, '*' | '?' | '[');
+    let prefix = |s: &str| s.split(wild).next().unwrap_or("").to_owned();
+    let suffix = |s: &str| s.rsplit(wild).next().unwrap_or("").to_owned();
+    let (gp, pp, gs, ps) = (prefix(&g), prefix(&p), suffix(&g), suffix(&p));
+    let meets = |a: &str, b: &str, start: bool| {
+        !a.is_empty()
+            && !b.is_empty()
+            && if start {
+                a.starts_with(b) || b.starts_with(a)
+            } else {
+                a.ends_with(b) || b.ends_with(a)
+            }
+    };
+    meets(&gp, &pp, true) || meets(&gs, &ps, false)
+}
+
+/// `/root/..`, `/home/NAME/..` (or `/Users/NAME`) other than the user's own home.
+pub(crate) fn other_users_home<'p>(cx: &Context, abs: &'p str) -> Option<&'p str> {
+    let own =
+        |p: &str| !cx.home.is_empty() && acp_gate_shell::paths::is_same_or_ancestor(p, cx.home);
+    if (abs == "/root" || abs.starts_with("/root/")) && !own("/root") {
+        return Some("/root");
+    }
+    for base in ["/home/", "/Users/"] {
+        if let Some(rest) = abs.strip_prefix(base) {
+            let user = rest.split('/').next().unwrap_or(rest);
+            let home = &abs[..base.len() + user.len()];
+            if !user.is_empty() && !own(home) {
+                return Some(home);
+            }
+        }
+    }
+    None
+}
+
+/// Whether two absolute glob paths can match a common path: segment by segment, `**` any
+/// number of segments, `*` / `?` / `[..]` within one, and a wildcard never matching a leading
+/// dot (the shell's default).
+pub(crate) fn globs_overlap(a: &str, b: &str) -> bool {
+    let a: Vec<&str> = a.split('/').filter(|s| !s.is_empty()).collect();
+    let b: Vec<&str> = b.split('/').filter(|s| !s.is_empty()).collect();
+    segments_overlap(&a, &b)
+}
+
+fn segments_overlap(a: &[&str], b: &[&str]) -> bool {
+    match (a.first(), b.first()) {
+        (Some(&"**"), _) => {
+            segments_overlap(&a[1..], b) || (!b.is_empty() && segments_overlap(a, &b[1..]))
+        }
+        (_, Some(&"**")) => {
+            segments_overlap(a, &b[1..]) || (!a.is_empty() && segments_overlap(&a[1..], b))
+        }
+        (None, None) => true,
+        (None, _) | (_, None) => false,
+        (Some(x), Some(y)) => segment_overlap(x, y) && segments_overlap(&a[1..], &b[1..]),
+    }
+}
+
+/// Whether two one-segment wildcard patterns can match a common name.
+fn segment_overlap(a: &str, b: &str) -> bool {
+    let class = |s: &str| -> Vec<u8> {
+        // `[..]` matches one character: treat it as `?`.
+        let mut out = Vec::new();
+        let mut in_class = false;
+        for c in s.bytes() {
+            match c {
+                b'[' if !in_class => in_class = true,
+                b']' if in_class => {
+                    in_class = false;
+                    out.push(b'?');
+                }
+                _ if in_class => {}
+                c => out.push(c),
+            }
+        }
+        out
+    };
+    let (a, b) = (class(a), class(b));
+    let wild = |c: u8| c == b'*' || c == b'?';
+    if (a.first() == Some(&b'.') && b.first().is_some_and(|&c| wild(c)))
+        || (b.first() == Some(&b'.') && a.first().is_some_and(|&c| wild(c)))
+    {
+        return false;
+    }
+    // reach[i][j]: a[..i] and b[..j] can match a common string.
+    let mut reach = vec![vec![false; b.len() + 1]; a.len() + 1];
+    reach[0][0] = true;
+    for i in 0..=a.len() {
+        for j in 0..=b.len() {
+            if !reach[i][j] {
+                continue;
+            }
+            if i < a.len() && a[i] == b'*' {
+                reach[i + 1][j] = true;
+                if j < b.len() {
+                    reach[i][j + 1] = true;
+                }
+            }
+            if j < b.len() && b[j] == b'*' {
+                reach[i][j + 1] = true;
+                if i < a.len() {
+                    reach[i + 1][j] = true;
+                }
+            }
+            if i < a.len() && j < b.len() && (a[i] == b[j] || a[i] == b'?' || b[j] == b'?') {
+                reach[i + 1][j + 1] = true;
+            }
+        }
+    }
+    reach[a.len()][b.len()]
+}
+
+/// Operands that name credential files are reads of secrets (`cat ~/.ssh/id_rsa`, `cp .env x`).
+pub(crate) fn sensitive_operands(f: &mut Findings, cx: &Context) {
+    // A wrapper's or a shell's command is judged as a command of its own; a program with a
+    // table has its operands judged with the access they have (`grep '.env' src` searches
+    // for a string).
+    if f.inv.runs != Runs::Nothing
+        || crate::safe::table(&f.inv.name).is_some()
+        || matches!(f.inv.name.as_str(), "sed" | "gsed")
+    {
+        return;
+    }
+    if matches!(
+        f.inv.name.as_str(),
+        "echo"
+            | "printf"
+            | "ls"
+            | "cd"
+            | "test"
+            | "["
+            | "which"
+            | "basename"
+            | "dirname"
+            | "mkdir"
+            | "touch"
+    ) {
+        return;
+    }
+    let inv = f.inv;
+    for a in operands(inv.args()) {
+        let text = a.text.split_once('=').map_or(a.text.as_str(), |(_, v)| v);
+        if text.contains('/')
+            || text.starts_with('.')
+            || text.starts_with('~')
+            || text.contains('.')
+        {
+            read_target(
+                f,
+                cx,
+                &Arg {
+                    text: text.into(),
+                    ..a.clone()
+                },
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::globs_overlap;
+
+    #[test]
+    fn globs_that_can_meet() {
+        assert!(globs_overlap("/h/.ss?/id_*", "/h/.ssh/**"));
+        assert!(globs_overlap("/ws/*.pem", "/**/*.pem"));
+        assert!(globs_overlap("/ws/[ab]d_rsa", "/**/id_rsa*"));
+        assert!(!globs_overlap("/ws/src/*.rs", "/**/*.pem"));
+        assert!(!globs_overlap("/ws/*", "/**/.env"));
+        assert!(!globs_overlap("/ws/*.md", "/h/.ssh/**"));
+    }
+
+    #[test]
+    fn globs_aim_at_secrets_only_through_a_shared_literal() {
+        use super::anchored;
+        assert!(anchored("/h/.ss?/id_*", "/h/.ssh/**"));
+        assert!(anchored("/ws/*.pem", "/**/*.pem"));
+        assert!(anchored("/ws/id_*", "/**/id_rsa*"));
+        assert!(!anchored("/ws/src/*.rs", "/**/id_rsa*"));
+    }
+}

@@ -1,0 +1,516 @@
+//! Builds and tests: cargo, make, go, mvn/gradle, cmake, dotnet, and compilers' `--version`
+//! (options from `cargo help`, GNU make's and go's manuals). Not listed, so asked: `cargo
+//! --config`, `-Z`, `cargo run`/`install`, `--fix`, `doc --open`, `make -f`/`--eval`/variable
+//! overrides, `go test -exec`/`-toolexec`, `-ldflags`/`-gcflags`, `go env -w`.
+
+use acp_gate_shell::Arg;
+use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
+
+use super::{Judge, Program};
+use Value::*;
+
+/// `cargo`'s own options, before the command.
+const CARGO_GLOBAL: &[Opt] = &[
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("-v", Flag),
+    ("-vv", Flag),
+    ("--verbose", Flag),
+    ("--locked", Flag),
+    ("--offline", Flag),
+    ("--frozen", Flag),
+    ("--color", Literal),
+    ("-V", Flag),
+    ("--version", Flag),
+    ("--list", Flag),
+    ("-h", Flag),
+    ("--help", Flag),
+];
+
+/// Options shared by cargo's build commands.
+const CARGO_COMPILE: &[Opt] = &[
+    ("-p", Literal),
+    ("--package", Literal),
+    ("--workspace", Flag),
+    ("--all", Flag),
+    ("--exclude", Literal),
+    ("--lib", Flag),
+    ("--bins", Flag),
+    ("--bin", Literal),
+    ("--examples", Flag),
+    ("--example", Literal),
+    ("--tests", Flag),
+    ("--test", Literal),
+    ("--benches", Flag),
+    ("--bench", Literal),
+    ("--all-targets", Flag),
+    ("-F", Literal),
+    ("--features", Literal),
+    ("--all-features", Flag),
+    ("--no-default-features", Flag),
+    ("-j", Literal),
+    ("--jobs", Literal),
+    ("-r", Flag),
+    ("--release", Flag),
+    ("--profile", Literal),
+    ("--target", Literal),
+    ("--target-dir", Write),
+    ("--manifest-path", Read),
+    ("--ignore-rust-version", Flag),
+    ("--locked", Flag),
+    ("--offline", Flag),
+    ("--frozen", Flag),
+    ("--message-format", Literal),
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("-v", Flag),
+    ("-vv", Flag),
+    ("--verbose", Flag),
+    ("--color", Literal),
+    ("--keep-going", Flag),
+    ("--timings", Optional),
+    ("--future-incompat-report", Flag),
+    ("-h", Flag),
+    ("--help", Flag),
+];
+
+/// What each cargo command takes beyond `CARGO_COMPILE`; its operands; what follows `--`.
+const CARGO_COMMANDS: &[(&[&str], &[Opt], Value, Tail)] = &[
+    (&["build", "b", "check", "c"], &[], Flag, Tail::None),
+    (
+        &["test", "t", "bench"],
+        &[
+            ("--no-run", Flag),
+            ("--no-fail-fast", Flag),
+            ("--doc", Flag),
+        ],
+        Literal,
+        Tail::Harness,
+    ),
+    (&["clippy"], &[("--no-deps", Flag)], Flag, Tail::Lints),
+    (
+        &["doc", "d"],
+        &[("--no-deps", Flag), ("--document-private-items", Flag)],
+        Flag,
+        Tail::None,
+    ),
+    (
+        &["fmt"],
+        &[
+            ("--all", Flag),
+            ("--check", Flag),
+            ("--message-format", Literal),
+        ],
+        Flag,
+        Tail::Rustfmt,
+    ),
+    (
+        &["tree"],
+        &[
+            ("-e", Literal),
+            ("--edges", Literal),
+            ("-i", Literal),
+            ("--invert", Literal),
+            ("--prefix", Literal),
+            ("--no-dedupe", Flag),
+            ("-d", Flag),
+            ("--duplicates", Flag),
+            ("--charset", Literal),
+            ("-f", Literal),
+            ("--format", Literal),
+            ("--depth", Literal),
+            ("--prune", Literal),
+        ],
+        Flag,
+        Tail::None,
+    ),
+    (
+        &["metadata"],
+        &[
+            ("--format-version", Literal),
+            ("--no-deps", Flag),
+            ("--filter-platform", Literal),
+        ],
+        Flag,
+        Tail::None,
+    ),
+    (
+        &["nextest"],
+        &[
+            ("-E", Literal),
+            ("--filterset", Literal),
+            ("--no-fail-fast", Flag),
+            ("--test-threads", Literal),
+            ("--retries", Literal),
+            ("--no-capture", Flag),
+            ("--run-ignored", Literal),
+            ("--status-level", Literal),
+            ("--final-status-level", Literal),
+            ("--failure-output", Literal),
+            ("--success-output", Literal),
+            ("--hide-progress-bar", Flag),
+        ],
+        Literal,
+        Tail::Harness,
+    ),
+    (
+        &["locate-project", "pkgid", "verify-project", "version"],
+        &[("--workspace", Flag), ("--plain", Flag)],
+        Literal,
+        Tail::None,
+    ),
+];
+
+/// What may follow `--` on a cargo command line.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tail {
+    None,
+    /// The test harness's options (`cargo test -- --nocapture`).
+    Harness,
+    /// Lint levels for clippy (`-- -D warnings`).
+    Lints,
+    /// rustfmt's check flags.
+    Rustfmt,
+}
+
+const HARNESS: &[Opt] = &[
+    ("--nocapture", Flag),
+    ("--no-capture", Flag),
+    ("--show-output", Flag),
+    ("--test-threads", Literal),
+    ("--ignored", Flag),
+    ("--include-ignored", Flag),
+    ("--exact", Flag),
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("--list", Flag),
+    ("--skip", Literal),
+    ("--color", Literal),
+    ("--format", Literal),
+    ("--test", Flag),
+    ("--bench", Flag),
+    ("--shuffle", Flag),
+    ("--shuffle-seed", Literal),
+    ("--report-time", Flag),
+    ("--force-run-in-process", Flag),
+];
+
+const LINTS: &[Opt] = &[
+    ("-D", Literal),
+    ("--deny", Literal),
+    ("-W", Literal),
+    ("--warn", Literal),
+    ("-A", Literal),
+    ("--allow", Literal),
+    ("-F", Literal),
+    ("--forbid", Literal),
+    ("--no-deps", Flag),
+];
+
+const RUSTFMT: &[Opt] = &[
+    ("--check", Flag),
+    ("--edition", Literal),
+    ("-v", Flag),
+    ("-q", Flag),
+];
+
+fn cargo(judge: &mut Judge, args: &[Arg]) -> bool {
+    let args = match args.first() {
+        // `+TOOLCHAIN`: a toolchain's name, never a path.
+        Some(a) if a.text.starts_with('+') => {
+            let name_only = a.text[1..]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+            if a.dynamic || !name_only {
+                return false;
+            }
+            &args[1..]
+        }
+        _ => args,
+    };
+    let items = parse(args, &[CARGO_GLOBAL], Style::Posix);
+    let Some(pos) = items.iter().position(|i| matches!(i, Item::Operand(_))) else {
+        return items.iter().all(|i| matches!(i, Item::Option { .. }));
+    };
+    if items[..pos]
+        .iter()
+        .any(|i| !matches!(i, Item::Option { .. }))
+    {
+        return false;
+    }
+    let Item::Operand(sub) = items[pos] else {
+        return false;
+    };
+    let Some(&(_, own, operands, tail)) = CARGO_COMMANDS
+        .iter()
+        .find(|(names, ..)| !sub.dynamic && names.contains(&sub.text.as_str()))
+    else {
+        return false;
+    };
+    let at = args
+        .iter()
+        .position(|a| std::ptr::eq(a, sub))
+        .map_or(args.len(), |p| p + 1);
+    let mut rest = &args[at..];
+    // `cargo nextest run|list`: never `self update` or `archive`.
+    if sub.is("nextest") {
+        match rest.first() {
+            Some(a) if a.is("run") || a.is("r") || a.is("list") => rest = &rest[1..],
+            _ => return false,
+        }
+    }
+    let (before, after) = match rest.iter().position(|a| a.is("--")) {
+        Some(d) => (&rest[..d], &rest[d + 1..]),
+        None => (rest, &[][..]),
+    };
+    let program = Program {
+        names: &[],
+        options: &[],
+        lead: &[],
+        rest: operands,
+        style: Style::Gnu,
+    };
+    let items = parse(before, &[CARGO_COMPILE, own], Style::Gnu);
+    // `--target` names a triple, or a target spec file, whose `linker` cargo runs: a file
+    // is judged as a read.
+    let spec_files = items.iter().all(|i| match i {
+        Item::Option {
+            name: "--target",
+            arg: Some(t),
+            ..
+        } if t.text.contains('/') || t.text.ends_with(".json") => judge.path(t, Read),
+        _ => true,
+    });
+    let own_safe = spec_files && judge.items(&items, &program);
+    let table = match tail {
+        Tail::None => return after.is_empty() && own_safe,
+        Tail::Harness => HARNESS,
+        Tail::Lints => LINTS,
+        Tail::Rustfmt => RUSTFMT,
+    };
+    let tail_program = Program {
+        names: &[],
+        options: &[],
+        lead: &[],
+        rest: if tail == Tail::Harness { Literal } else { Flag },
+        style: Style::Gnu,
+    };
+    own_safe && judge.items(&parse(after, &[table], Style::Gnu), &tail_program)
+}
+
+/// make targets that build, test or check.
+const MAKE_TARGETS: &[&str] = &[
+    "all",
+    "build",
+    "test",
+    "tests",
+    "check",
+    "lint",
+    "fmt",
+    "format",
+    "clean",
+    "doc",
+    "docs",
+    "bench",
+    "debug",
+    "release",
+    "unit",
+    "typecheck",
+    "vet",
+    "coverage",
+    "compile",
+    "install-deps",
+];
+
+const MAKE: &[Opt] = &[
+    ("-j", Optional),
+    ("--jobs", Optional),
+    ("-l", Optional),
+    ("--load-average", Optional),
+    ("-k", Flag),
+    ("--keep-going", Flag),
+    ("-s", Flag),
+    ("--silent", Flag),
+    ("--quiet", Flag),
+    ("-w", Flag),
+    ("--print-directory", Flag),
+    ("--no-print-directory", Flag),
+    ("-C", Name),
+    ("--directory", Name),
+    ("-B", Flag),
+    ("--always-make", Flag),
+    ("-O", Optional),
+    ("--output-sync", Optional),
+    ("-r", Flag),
+    ("--no-builtin-rules", Flag),
+    ("-R", Flag),
+    ("--no-builtin-variables", Flag),
+    ("-S", Flag),
+    ("--no-keep-going", Flag),
+    ("--warn-undefined-variables", Flag),
+    ("-q", Flag),
+    ("--question", Flag),
+];
+
+fn make(judge: &mut Judge, args: &[Arg]) -> bool {
+    let items = parse(args, &[MAKE], Style::Gnu);
+    items.iter().all(|item| match item {
+        Item::Option {
+            value: Name,
+            arg: Some(a),
+            ..
+        } => judge.path(a, Name),
+        Item::Option { .. } => true,
+        // `VAR=value` overrides what the makefile runs (`CC=...`, `SHELL=...`).
+        Item::Operand(a) => !a.dynamic && MAKE_TARGETS.contains(&a.text.as_str()),
+        Item::Unknown(_) | Item::Missing(_) => false,
+    })
+}
+
+const GO_BUILD: &[Opt] = &[
+    ("-v", Flag),
+    ("-x", Flag),
+    ("-n", Flag),
+    ("-a", Flag),
+    ("-race", Flag),
+    ("-msan", Flag),
+    ("-asan", Flag),
+    ("-cover", Flag),
+    ("-covermode", Literal),
+    ("-coverpkg", Literal),
+    ("-p", Literal),
+    ("-tags", Literal),
+    ("-trimpath", Flag),
+    ("-mod", Literal),
+    ("-modcacherw", Flag),
+    ("-buildvcs", Literal),
+    ("-work", Flag),
+    ("-o", Write),
+    ("-json", Flag),
+    ("-run", Literal),
+    ("-skip", Literal),
+    ("-bench", Literal),
+    ("-benchtime", Literal),
+    ("-benchmem", Flag),
+    ("-count", Literal),
+    ("-cpu", Literal),
+    ("-failfast", Flag),
+    ("-list", Literal),
+    ("-parallel", Literal),
+    ("-short", Flag),
+    ("-timeout", Literal),
+    ("-shuffle", Literal),
+    ("-coverprofile", Write),
+    ("-vet", Literal),
+    ("-fullpath", Flag),
+    ("-m", Flag),
+    ("-f", Literal),
+    ("-e", Flag),
+    ("-deps", Flag),
+    ("-test", Flag),
+    ("-find", Flag),
+    ("-compiled", Flag),
+    ("-export", Flag),
+    ("-all", Flag),
+    ("-u", Flag),
+    ("-versions", Flag),
+    ("-retracted", Flag),
+    ("-l", Flag),
+    ("-d", Flag),
+    ("-s", Flag),
+    ("-h", Flag),
+    ("-help", Flag),
+];
+
+fn go(judge: &mut Judge, args: &[Arg]) -> bool {
+    let Some(sub) = args.first().filter(|a| !a.dynamic) else {
+        return false;
+    };
+    if !matches!(
+        sub.text.as_str(),
+        "test" | "build" | "vet" | "fmt" | "version" | "list" | "doc"
+    ) {
+        // `go env` prints; `go env -w` writes the config.
+        return sub.is("env") && args[1..].iter().all(|a| !a.text.starts_with('-'));
+    }
+    let program = Program {
+        names: &[],
+        options: &[GO_BUILD],
+        lead: &[],
+        rest: Literal,
+        style: Style::Single,
+    };
+    judge.program(&args[1..], &program)
+}
+
+/// Build tools whose commands are words from a list.
+fn named_tasks(args: &[Arg], tasks: &[&str], flags: &[&str]) -> bool {
+    !args.is_empty()
+        && args.iter().all(|a| {
+            !a.dynamic && (tasks.contains(&a.text.as_str()) || flags.contains(&a.text.as_str()))
+        })
+}
+
+const JVM_TASKS: &[&str] = &[
+    "test",
+    "build",
+    "compile",
+    "check",
+    "verify",
+    "validate",
+    "package",
+    "assemble",
+    "clean",
+    "lint",
+    "compileJava",
+    "compileTestJava",
+    "dependencies",
+    "tasks",
+    "projects",
+];
+
+const VERSION: &[&str] = &["--version", "-v", "-V", "version", "-version"];
+
+/// Builds and tests; `None` for another program.
+pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
+    Some(match name {
+        "cargo" => cargo(judge, args),
+        "make" | "gmake" => make(judge, args),
+        "go" => go(judge, args),
+        "mvn" | "gradle" | "gradlew" | "mvnw" => named_tasks(
+            args,
+            JVM_TASKS,
+            &[
+                "-q",
+                "--quiet",
+                "-B",
+                "--batch-mode",
+                "--offline",
+                "-o",
+                "--info",
+                "--stacktrace",
+            ],
+        ),
+        "dotnet" | "swift" => named_tasks(args, &["build", "test"], &["--nologo", "-v", "-q"]),
+        "cmake" => {
+            matches!(args, [v] if v.is("--version"))
+                || matches!(args, [b, dir] if b.is("--build") && judge.path(dir, Name))
+        }
+        "ctest" => {
+            named_tasks(
+                args,
+                &[],
+                &["--output-on-failure", "-V", "-VV", "-Q", "--verbose"],
+            ) || args.is_empty()
+        }
+        "rustc" | "rustup" | "gcc" | "clang" | "cc" | "c++" | "g++" | "java" | "javac"
+        | "kotlin" | "scala" | "elixir" | "ghc" | "zig" | "node" | "ruby" | "perl" | "php"
+        | "bash" | "sh" | "zsh" | "deno" | "bun" | "python" | "python3" | "pip" | "pip3"
+        | "npm" | "pnpm" | "yarn"
+            if matches!(args, [v] if VERSION.iter().any(|f| v.is(f))) =>
+        {
+            true
+        }
+        _ => return None,
+    })
+}

@@ -1,0 +1,298 @@
+//! The positive model: a command is allowed only when every part of it is understood and
+//! harmless. Each program the checker allows has a declarative table (one module per family,
+//! found by the program's name) of the options that are harmless, what each option's value is
+//! and what the operands are; the words are read as the program reads them
+//! ([`acp_gate_shell::options`]), every path is judged with the access it implies, every
+//! environment assignment must be inert, and no expansion may change any of it. Anything else
+//! is not known safe: the command is at most asked about.
+
+mod build;
+mod env;
+mod files;
+mod git;
+mod js;
+mod python;
+mod search;
+mod shell;
+
+use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
+use acp_gate_shell::paths::is_same_or_ancestor;
+use acp_gate_shell::{Arg, Command as Invocation, Runs};
+
+use crate::config::matches_prefix;
+use crate::judgement::Finding;
+use crate::rules::paths::{other_users_home, read_target, write_target};
+use crate::rules::{Context, Findings, pattern_words};
+
+/// A program the checker allows, described by what it takes.
+pub struct Program {
+    pub names: &'static [&'static str],
+    /// The harmless options, with what each one's value is (tables shared by several
+    /// programs or subcommands are listed together).
+    pub options: &'static [&'static [Opt]],
+    /// What the first operands are, in order (`grep PATTERN`); then `rest` for the others.
+    /// `rest` of [`Value::Flag`] means no other operand is harmless.
+    pub lead: &'static [Value],
+    pub rest: Value,
+    pub style: Style,
+}
+
+impl Program {
+    /// What the table says of the option spelled `option` (`--output`, `-o`; a value after
+    /// `=` is not part of the name), if it names it.
+    pub fn option(&self, option: &str) -> Option<Value> {
+        let name = option.split('=').next().unwrap_or(option);
+        self.options
+            .iter()
+            .find_map(|t| t.iter().find(|(n, _)| *n == name))
+            .map(|(_, v)| *v)
+    }
+}
+
+/// The table of a program judged by its table alone (not git, cargo, make, go, the package
+/// managers or sed, whose words have more structure).
+pub fn table(name: &str) -> Option<&'static Program> {
+    [
+        files::PROGRAMS,
+        search::PROGRAMS,
+        python::PROGRAMS,
+        js::PROGRAMS,
+    ]
+    .into_iter()
+    .flatten()
+    .find(|p| p.names.contains(&name))
+}
+
+/// Judging one command: the findings its paths raise go to `out`.
+pub(crate) struct Judge<'a, 'c, 'o> {
+    pub(crate) inv: &'a Invocation,
+    pub(crate) cx: &'a Context<'c>,
+    pub(crate) out: &'o mut Vec<Finding>,
+}
+
+/// Whether `inv` is known to be safe to run without asking; the paths it names may add
+/// findings (a secret read, a write outside the workspace) to `out`.
+pub fn is_known_safe(inv: &Invocation, cx: &Context, out: &mut Vec<Finding>) -> bool {
+    let mut judge = Judge { inv, cx, out };
+    judge.command()
+}
+
+impl Judge<'_, '_, '_> {
+    fn command(&mut self) -> bool {
+        let inv = self.inv;
+        let mut safe = true;
+        for w in &inv.writes {
+            safe &= is_harmless_sink(w);
+        }
+        for r in &inv.reads {
+            safe &= self.path(r, Value::Read);
+        }
+        if inv.argv.is_empty() {
+            // A bare assignment (`X=1`), or redirections alone.
+            return safe && inv.env.iter().all(|(n, v)| env::shell_variable(n, v));
+        }
+        safe &= inv.env.iter().all(|(n, v)| env::inert(n, v));
+        if inv.name.is_empty() {
+            return false;
+        }
+        let words = pattern_words(inv);
+        if self.cx.config.safe_commands.iter().any(|s| {
+            let pattern: Vec<&str> = s.split_whitespace().collect();
+            matches_prefix(&pattern, &words)
+        }) {
+            return safe;
+        }
+        // The program is judged even when the command is already not safe: the paths it
+        // names may be secrets to deny.
+        let name = inv.name.as_str();
+        let program = match inv.runs {
+            Runs::Command { .. } => shell::wrapper(self, name, inv.own_args()),
+            Runs::Script => shell::script(self, name, inv.args()),
+            Runs::Nothing => {
+                let args = inv.args();
+                git::judge(self, name)
+                    .or_else(|| build::judge(self, name, args))
+                    .or_else(|| python::judge(self, name, args))
+                    .or_else(|| js::judge(self, name, args))
+                    .or_else(|| search::judge(self, name, args))
+                    .or_else(|| shell::judge(self, name, args))
+                    .or_else(|| files::judge(self, name, args))
+                    .unwrap_or(false)
+            }
+        };
+        safe && program
+    }
+
+    /// Judges `args` against a program's table.
+    pub(crate) fn program(&mut self, args: &[Arg], program: &Program) -> bool {
+        let items = parse(args, program.options, program.style);
+        self.items(&items, program)
+    }
+
+    /// Judges read words against a program's table.
+    pub(crate) fn items(&mut self, items: &[Item], program: &Program) -> bool {
+        let option = |v: Value| {
+            items
+                .iter()
+                .any(|i| matches!(i, Item::Option { value, .. } if *value == v))
+        };
+        let no_pattern =
+            option(Value::Pattern) || option(Value::PatternFile) || option(Value::NoPattern);
+        let recurse = option(Value::Recurse);
+        let in_place = option(Value::InPlace);
+        let lead = match program.lead {
+            [Value::Pattern, rest @ ..] if no_pattern => rest,
+            lead => lead,
+        };
+        let mut safe = true;
+        let mut k = 0;
+        for item in items {
+            match item {
+                Item::Option { value, arg, .. } => {
+                    if let Some(a) = arg {
+                        safe &= self.value(a, *value);
+                    }
+                }
+                Item::Operand(a) => {
+                    let mut kind = lead.get(k).copied().unwrap_or(program.rest);
+                    k += 1;
+                    if in_place && kind == Value::Read {
+                        kind = Value::Write;
+                    } else if recurse && kind == Value::Read {
+                        kind = Value::Tree;
+                    }
+                    safe &= kind != Value::Flag && self.value(a, kind);
+                }
+                Item::Unknown(_) | Item::Missing(_) => safe = false,
+            }
+        }
+        safe
+    }
+
+    /// Judges one value or operand of the given kind.
+    pub(crate) fn value(&mut self, a: &Arg, kind: Value) -> bool {
+        match kind {
+            Value::Flag | Value::Optional | Value::Recurse | Value::InPlace | Value::NoPattern => {
+                true
+            }
+            Value::Literal | Value::Pattern | Value::Pair => true,
+            Value::Name | Value::Read | Value::Tree | Value::Write | Value::PatternFile => {
+                self.path(a, kind)
+            }
+        }
+    }
+
+    /// Judges a path with the access the program gives it: a secret read or a sensitive write
+    /// adds a finding; a path outside the workspace, in an unknown directory or only known at
+    /// run time is not known safe.
+    pub(crate) fn path(&mut self, a: &Arg, access: Value) -> bool {
+        if a.pipe {
+            return true;
+        }
+        if a.dynamic {
+            return false;
+        }
+        let text = a.text.as_str();
+        if text == "-" || is_harmless_sink(a) {
+            return true;
+        }
+        let before = self.out.len();
+        let mut f = Findings {
+            out: self.out,
+            inv: self.inv,
+        };
+        match access {
+            Value::Write => write_target(&mut f, self.cx, a, "writes"),
+            Value::Name => {}
+            _ => read_target(&mut f, self.cx, a),
+        }
+        if self.out.len() > before {
+            return false;
+        }
+        // The walk has expanded `~` and `$HOME`; a `$` left is a literal name (`'$HOME'`, or
+        // a word of an argv, which no shell expands).
+        let literal;
+        let text = if text.starts_with('$') {
+            literal = format!("./{text}");
+            literal.as_str()
+        } else {
+            text
+        };
+        let Some(abs) = self.cx.absolute(self.inv, text) else {
+            return false;
+        };
+        if access == Value::Tree && self.holds_secrets(&abs) {
+            self.out.push(Finding::deny(
+                "sensitive-read",
+                format!(
+                    "reads every file under `{text}`, which holds credential files: `{}`",
+                    self.inv.display()
+                ),
+            ));
+            return false;
+        }
+        if access == Value::Name && other_users_home(self.cx, &abs).is_some() {
+            return false;
+        }
+        // A glob that reads whatever is there (`cat *`) may read a key file; one that names
+        // a kind of file (`*.rs`, `test_*`) is judged by the directory it lists.
+        if a.glob && access != Value::Name && !names_a_kind(text) {
+            return false;
+        }
+        let dir = match abs.find(['*', '?', '[']) {
+            Some(at) if a.glob => &abs[..abs[..at].rfind('/').unwrap_or(0)],
+            _ => abs.as_str(),
+        };
+        let inside = self
+            .cx
+            .workspaces
+            .iter()
+            .any(|w| is_same_or_ancestor(w, dir));
+        if !inside && access == Value::Write {
+            self.out.push(Finding::ask(
+                "outside-write",
+                format!(
+                    "writes `{text}`, outside the workspace: `{}`",
+                    self.inv.display()
+                ),
+            ));
+        }
+        inside
+    }
+
+    /// Whether reading every file under `abs` reads a secret: it is the home directory, or
+    /// holds one of the sensitive directories or files.
+    fn holds_secrets(&self, abs: &str) -> bool {
+        let home = self.cx.home;
+        if !home.is_empty() && is_same_or_ancestor(abs, home) {
+            return true;
+        }
+        self.cx.read_sensitive.iter().any(|g| {
+            let pattern = g.pattern();
+            let fixed = match acp_gate_plugin::sensitive::strip_home(pattern) {
+                Some(rest) => format!("{home}{rest}"),
+                None if pattern.starts_with('/') => pattern.to_owned(),
+                None => return false,
+            };
+            let fixed = fixed.split(['*', '?', '[']).next().unwrap_or("");
+            let fixed = fixed.trim_end_matches('/');
+            !fixed.is_empty() && is_same_or_ancestor(abs, fixed)
+        })
+    }
+}
+
+/// Whether a glob's last segment has a literal start or end (`*.rs`, `test_*`), rather than
+/// matching any name (`*`, `?*`).
+fn names_a_kind(glob: &str) -> bool {
+    let last = glob.rsplit('/').next().unwrap_or(glob);
+    let wild = |c: char| matches!(c, '*' | '?' | '[' | ']');
+    !last.starts_with(wild) || !last.ends_with(wild)
+}
+
+/// Outputs that do not write a file: `/dev/null`, the standard streams.
+fn is_harmless_sink(target: &Arg) -> bool {
+    matches!(
+        target.text.as_str(),
+        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
+    ) && !target.dynamic
+}

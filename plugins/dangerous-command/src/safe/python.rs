@@ -1,0 +1,346 @@
+//! Python's test runners and linters: pytest (also as `python -m pytest`), unittest, mypy,
+//! flake8, pylint, ruff, black, isort (options from their `--help`). Not listed, so asked:
+//! `pytest -p` (loads a plugin), `--basetemp` (deletes a directory), `-o`/`--override-ini`,
+//! `--pdb`; `pylint --load-plugins`/`--init-hook`/`--output-format`; `mypy --install-types`.
+
+use acp_gate_shell::Arg;
+use acp_gate_shell::options::{Style, Value};
+
+use super::{Judge, Program};
+use Value::*;
+
+pub(super) const PROGRAMS: &[Program] = &[
+    Program {
+        names: &["pytest", "py.test"],
+        options: &[&[
+            ("-q", Flag),
+            ("--quiet", Flag),
+            ("-v", Flag),
+            ("-vv", Flag),
+            ("--verbose", Flag),
+            ("-x", Flag),
+            ("--exitfirst", Flag),
+            ("--maxfail", Literal),
+            ("-k", Literal),
+            ("-m", Literal),
+            ("-s", Flag),
+            ("--capture", Literal),
+            ("-l", Flag),
+            ("--showlocals", Flag),
+            ("--tb", Literal),
+            ("-r", Optional),
+            ("--lf", Flag),
+            ("--last-failed", Flag),
+            ("--ff", Flag),
+            ("--failed-first", Flag),
+            ("--nf", Flag),
+            ("--new-first", Flag),
+            ("--sw", Flag),
+            ("--stepwise", Flag),
+            ("--stepwise-skip", Flag),
+            ("--durations", Literal),
+            ("--durations-min", Literal),
+            ("--co", Flag),
+            ("--collect-only", Flag),
+            ("--no-header", Flag),
+            ("--no-summary", Flag),
+            ("--disable-warnings", Flag),
+            ("--strict-markers", Flag),
+            ("--strict-config", Flag),
+            ("--runxfail", Flag),
+            ("--color", Literal),
+            ("--code-highlight", Literal),
+            ("--junitxml", Write),
+            ("--junit-xml", Write),
+            ("-c", Read),
+            ("--config-file", Read),
+            ("--rootdir", Name),
+            ("--confcutdir", Name),
+            ("--import-mode", Literal),
+            ("--doctest-modules", Flag),
+            ("--setup-show", Flag),
+            ("--setup-plan", Flag),
+            ("--fixtures", Flag),
+            ("--markers", Flag),
+            ("--log-level", Literal),
+            ("--log-cli-level", Literal),
+            ("--timeout", Literal),
+            ("-n", Literal),
+            ("--numprocesses", Literal),
+            ("--cov", Optional),
+            ("--cov-fail-under", Literal),
+            ("--no-cov", Flag),
+            ("--ignore", Name),
+            ("--ignore-glob", Literal),
+            ("--deselect", Literal),
+            ("--version", Flag),
+            ("-V", Flag),
+            ("-h", Flag),
+            ("--help", Flag),
+        ]],
+        lead: &[],
+        rest: Read,
+        style: Style::Gnu,
+    },
+    Program {
+        names: &["mypy", "dmypy"],
+        options: &[&[
+            ("--strict", Flag),
+            ("--ignore-missing-imports", Flag),
+            ("--show-error-codes", Flag),
+            ("--hide-error-codes", Flag),
+            ("--pretty", Flag),
+            ("--no-error-summary", Flag),
+            ("--config-file", Read),
+            ("--python-version", Literal),
+            ("--follow-imports", Literal),
+            ("--check-untyped-defs", Flag),
+            ("--disallow-untyped-defs", Flag),
+            ("--warn-unused-ignores", Flag),
+            ("--no-incremental", Flag),
+            ("--explicit-package-bases", Flag),
+            ("--namespace-packages", Flag),
+            ("--exclude", Literal),
+            ("-p", Literal),
+            ("--package", Literal),
+            ("-m", Literal),
+            ("--module", Literal),
+            ("-v", Flag),
+            ("--verbose", Flag),
+            ("-V", Flag),
+            ("--version", Flag),
+            ("--no-color-output", Flag),
+            ("--show-column-numbers", Flag),
+            ("--warn-return-any", Flag),
+            ("--no-implicit-optional", Flag),
+            ("--junit-xml", Write),
+            ("--cache-dir", Write),
+            ("--no-site-packages", Flag),
+        ]],
+        lead: &[],
+        rest: Read,
+        style: Style::Gnu,
+    },
+    Program {
+        names: &["flake8", "pyflakes", "pycodestyle"],
+        options: &[&[
+            ("--max-line-length", Literal),
+            ("--max-complexity", Literal),
+            ("--select", Literal),
+            ("--ignore", Literal),
+            ("--extend-ignore", Literal),
+            ("--extend-select", Literal),
+            ("--exclude", Literal),
+            ("--extend-exclude", Literal),
+            ("--count", Flag),
+            ("--statistics", Flag),
+            ("--show-source", Flag),
+            ("-q", Flag),
+            ("--quiet", Flag),
+            ("-v", Flag),
+            ("--verbose", Flag),
+            ("--output-file", Write),
+            ("--config", Read),
+            ("--append-config", Read),
+            ("--isolated", Flag),
+            ("--exit-zero", Flag),
+            ("-j", Literal),
+            ("--jobs", Literal),
+            ("--version", Flag),
+        ]],
+        lead: &[],
+        rest: Read,
+        style: Style::Gnu,
+    },
+    Program {
+        names: &["pylint"],
+        options: &[&[
+            ("--disable", Literal),
+            ("-d", Literal),
+            ("--enable", Literal),
+            ("-e", Literal),
+            ("-j", Literal),
+            ("--jobs", Literal),
+            ("--rcfile", Read),
+            ("--output", Write),
+            ("--recursive", Literal),
+            ("--score", Literal),
+            ("-s", Literal),
+            ("--reports", Literal),
+            ("-r", Literal),
+            ("-E", Flag),
+            ("--errors-only", Flag),
+            ("--exit-zero", Flag),
+            ("--ignore", Literal),
+            ("--ignore-paths", Literal),
+            ("--ignore-patterns", Literal),
+            ("--max-line-length", Literal),
+            ("--fail-under", Literal),
+            ("-v", Flag),
+            ("--verbose", Flag),
+            ("--version", Flag),
+        ]],
+        lead: &[],
+        rest: Read,
+        style: Style::Gnu,
+    },
+    Program {
+        names: &["black", "isort"],
+        options: &[&[
+            ("--check", Flag),
+            ("--check-only", Flag),
+            ("-c", Flag),
+            ("--diff", Flag),
+            ("-q", Flag),
+            ("--quiet", Flag),
+            ("-v", Flag),
+            ("--verbose", Flag),
+            ("-l", Literal),
+            ("--line-length", Literal),
+            ("-t", Literal),
+            ("--target-version", Literal),
+            ("--config", Read),
+            ("--settings-path", Read),
+            ("--exclude", Literal),
+            ("--extend-exclude", Literal),
+            ("--include", Literal),
+            ("--color", Flag),
+            ("--no-color", Flag),
+            ("--profile", Literal),
+            ("--fast", Flag),
+            ("--skip-string-normalization", Flag),
+            ("-S", Flag),
+            ("--preview", Flag),
+            ("--version", Flag),
+        ]],
+        lead: &[],
+        // They rewrite their operands unless told to check.
+        rest: Write,
+        style: Style::Gnu,
+    },
+];
+
+/// `ruff check` / `ruff format` options.
+const RUFF: Program = Program {
+    names: &["ruff"],
+    options: &[&[
+        ("--select", Literal),
+        ("--ignore", Literal),
+        ("--extend-select", Literal),
+        ("--extend-ignore", Literal),
+        ("--output-format", Literal),
+        ("-o", Write),
+        ("--output-file", Write),
+        ("--config", Literal),
+        ("--no-cache", Flag),
+        ("--cache-dir", Write),
+        ("--statistics", Flag),
+        ("-q", Flag),
+        ("--quiet", Flag),
+        ("-v", Flag),
+        ("--verbose", Flag),
+        ("--diff", Flag),
+        ("--check", Flag),
+        ("--show-fixes", Flag),
+        ("--exit-zero", Flag),
+        ("--target-version", Literal),
+        ("--line-length", Literal),
+        ("--fix", Flag),
+        ("--no-fix", Flag),
+        ("--unsafe-fixes", Flag),
+        ("-e", Flag),
+        ("--exit-non-zero-on-fix", Flag),
+        ("--exclude", Literal),
+        ("--extend-exclude", Literal),
+        ("--preview", Flag),
+        ("--no-preview", Flag),
+    ]],
+    lead: &[],
+    // `ruff format` and `--fix` rewrite their operands.
+    rest: Write,
+    style: Style::Gnu,
+};
+
+/// `pip list` / `show` / `freeze` / `check`: reading what is installed.
+const PIP_READ: Program = Program {
+    names: &["pip", "pip3"],
+    options: &[&[
+        ("--format", Literal),
+        ("-o", Flag),
+        ("--outdated", Flag),
+        ("-u", Flag),
+        ("--uptodate", Flag),
+        ("-l", Flag),
+        ("--local", Flag),
+        ("--user", Flag),
+        ("--not-required", Flag),
+        ("-v", Flag),
+        ("--verbose", Flag),
+        ("-f", Flag),
+        ("--files", Flag),
+        ("--all", Flag),
+        ("-e", Flag),
+        ("--editable", Flag),
+        ("--exclude-editable", Flag),
+        ("-q", Flag),
+        ("--quiet", Flag),
+        ("--disable-pip-version-check", Flag),
+        ("--no-color", Flag),
+    ]],
+    lead: &[],
+    rest: Literal,
+    style: Style::Gnu,
+};
+
+fn pip(judge: &mut Judge, args: &[Arg]) -> bool {
+    match args.first() {
+        Some(c) if ["list", "show", "freeze", "check"].iter().any(|w| c.is(w)) => {
+            judge.program(&args[1..], &PIP_READ)
+        }
+        Some(v) => args.len() == 1 && (v.is("--version") || v.is("-V")),
+        None => false,
+    }
+}
+
+/// Modules `python -m` runs that are one of the programs above (or the standard test runner).
+fn module_program(module: &str) -> Option<&'static Program> {
+    PROGRAMS.iter().find(|p| p.names.contains(&module))
+}
+
+/// Python's test runners and linters; `None` for another program.
+pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
+    if let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&name)) {
+        return Some(judge.program(args, program));
+    }
+    let stem = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    match stem {
+        "pip" => Some(pip(judge, args)),
+        "ruff" => Some(
+            args.first()
+                .is_some_and(|a| a.is("check") || a.is("format"))
+                && judge.program(&args[1..], &RUFF)
+                || matches!(args, [v] if v.is("--version")),
+        ),
+        "python" => {
+            let [m, module, rest @ ..] = args else {
+                return None;
+            };
+            if !m.is("-m") || module.dynamic {
+                return None;
+            }
+            if module.is("pip") {
+                return Some(pip(judge, rest));
+            }
+            if module.is("unittest") {
+                return Some(rest.iter().all(|a| {
+                    !a.dynamic
+                        && (matches!(a.text.as_str(), "-v" | "-q" | "-f" | "-b" | "discover")
+                            || !a.text.starts_with('-'))
+                }));
+            }
+            let program = module_program(&module.text)?;
+            Some(judge.program(rest, program))
+        }
+        _ => None,
+    }
+}

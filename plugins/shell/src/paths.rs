@@ -1,0 +1,74 @@
+//! Paths as a command names them, made absolute lexically (`~`, `~user`, `$HOME`, `..`, `//`)
+//! against the home directory and the directory the command runs in.
+
+use acp_gate_plugin::sensitive::strip_home;
+
+/// Makes `text` absolute: a leading `~`, `~user` or `$HOME` is expanded, a relative path is
+/// joined to `cwd`, and `.`, `..` and doubled slashes are folded the way the kernel would
+/// (lexically: symlinks are not followed).
+pub fn absolutize(text: &str, home: &str, cwd: &str) -> String {
+    let expanded = if let Some(rest) = strip_home(text) {
+        format!("{home}{rest}")
+    } else if let Some(user_path) = text.strip_prefix('~') {
+        let (user, rest) = user_path.split_at(user_path.find('/').unwrap_or(user_path.len()));
+        if user == "root" {
+            format!("/root{rest}")
+        } else {
+            format!("/home/{user}{rest}")
+        }
+    } else {
+        text.to_owned()
+    };
+    if expanded.starts_with('/') {
+        normalize(&expanded)
+    } else {
+        normalize(&format!("{cwd}/{expanded}"))
+    }
+}
+
+/// Folds `.`, `..` and empty segments of an absolute path.
+pub fn normalize(path: &str) -> String {
+    let mut segments: Vec<&str> = Vec::new();
+    for segment in path.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                segments.pop();
+            }
+            s => segments.push(s),
+        }
+    }
+    let mut out = String::with_capacity(path.len());
+    for s in &segments {
+        out.push('/');
+        out.push_str(s);
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+/// Whether `ancestor` is `path` or one of its parents (both normalised and absolute).
+pub fn is_same_or_ancestor(ancestor: &str, path: &str) -> bool {
+    ancestor == "/"
+        || path == ancestor
+        || (path.starts_with(ancestor) && path.as_bytes().get(ancestor.len()) == Some(&b'/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absolutize_expands_home_and_folds_dots() {
+        assert_eq!(absolutize("~", "/h/u", "/ws"), "/h/u");
+        assert_eq!(absolutize("~/", "/h/u", "/ws"), "/h/u");
+        assert_eq!(absolutize("$HOME/.ssh/", "/h/u", "/ws"), "/h/u/.ssh");
+        assert_eq!(absolutize("~root", "/h/u", "/ws"), "/root");
+        assert_eq!(absolutize("..", "/h/u", "/ws/a"), "/ws");
+        assert_eq!(absolutize("a//b/./../c", "/h/u", "/ws"), "/ws/a/c");
+        assert_eq!(absolutize("/../..", "/h/u", "/ws"), "/");
+        assert_eq!(absolutize("~x/y", "/h/u", "/ws"), "/home/x/y");
+    }
+}

@@ -21,7 +21,7 @@ fn main() {
     ] {
         println!("cargo:rerun-if-changed={}", path.display());
     }
-    for krate in BUILTINS.iter().copied().chain(["sdk"]) {
+    for krate in BUILTINS.iter().copied().chain(["sdk", "shell"]) {
         for part in ["src", "Cargo.toml"] {
             println!(
                 "cargo:rerun-if-changed={}",

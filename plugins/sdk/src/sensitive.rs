@@ -2,50 +2,211 @@
 //! with: one list for the path validator (what a tool touches) and the command checker (what a
 //! command reads or writes).
 //!
+//! Two stances, one per list:
+//!
+//! - [`SECRETS`]: reading is as bad as writing, so any access is refused. Private keys and
+//!   certificates' keys (any letter case), `.env` files in the names projects give them,
+//!   credential files of cloud CLIs, package registries, databases, secret managers, file-sync
+//!   and remote-access tools, container and cluster tools, agents' own login tokens, browser
+//!   profiles, and shell and REPL histories (they hold the passwords and tokens typed at them).
+//! - [`RUNS_CODE`]: files that run code later (at the next shell, login, editor or agent start,
+//!   git command or boot) or that grant an agent permissions: readable (an agent may look at how
+//!   a project is set up), never written. Shell start-up files, git's config and hooks wherever
+//!   git keeps them (submodules, worktrees, bare repositories, `core.hooksPath` directories such
+//!   as `.husky`), agents' settings, commands and MCP server lists (Claude Code, Gemini CLI,
+//!   Codex, ...), editor files that run tasks or programs when a folder is opened, programs on
+//!   the user's `PATH`, and acp-gate's own config, plugins, compile cache and audit log.
+//!
+//! Deliberately not listed: env templates (`.env.example`, see [`ENV_TEMPLATES`]: projects
+//! commit them so that they hold no secrets); instructions such as `AGENTS.md` or `CLAUDE.md`
+//! (they grant nothing); `.gitmodules` (git ignores `update = !command` from it); build files
+//! that run code only when the user runs a build (`Makefile`, `package.json`): editing them is
+//! everyday work and what they run is judged when it runs.
+//!
 //! Patterns: `~/` is the user's home; a pattern not starting with `/` or `~` matches at any
 //! depth (`.env` is `/**/.env`); `**` is any number of segments, `*` and `?` stay within one.
+//! A pattern without `/` names a file, whatever its directory: it is matched ignoring ASCII case
+//! (`*.pem` is also `SERVER.PEM`), and a `*` glued to the end of a name (`id_rsa*`) matches that
+//! name's variants (`id_rsa.pub`, `id_rsa_work`) but not a source file named after it
+//! (`id_rsa_reader.go`); a `*` after a dot (`.env.*`) is any extension.
 
 use std::borrow::Cow;
 
 /// Files whose contents are secrets: reading them is as bad as writing them.
 pub const SECRETS: &[&str] = &[
+    // Env files, in every naming style (templates excepted, see ENV_TEMPLATES).
     ".env",
     ".env.*",
+    "*.env",
+    ".envrc",
+    ".secrets",
+    ".secrets.*",
+    "secrets.json",
+    "secrets.yaml",
+    "secrets.yml",
+    "secrets.toml",
+    // Keys, certificates' private halves, keystores, encrypted stores.
     "*.pem",
     "*.key",
     "*.p12",
     "*.pfx",
+    "*.p8",
+    "*.pkcs12",
+    "*.jks",
+    "*.keystore",
+    "*.bks",
+    "*.asc",
+    "*.gpg",
+    "*.ppk",
+    "*.kdbx",
+    "*.ovpn",
     "id_rsa*",
     "id_dsa*",
     "id_ecdsa*",
     "id_ed25519*",
+    // Credentials under names that tools and tutorials use in any directory.
     ".git-credentials",
     ".netrc",
+    "_netrc",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".my.cnf",
+    ".mylogin.cnf",
+    ".s3cfg",
+    ".boto",
+    ".dockercfg",
+    ".htpasswd",
+    ".vault-token",
+    ".terraformrc",
+    "terraform.rc",
+    "*.tfstate",
+    "*.tfstate.backup",
+    "rclone.conf",
+    "credentials.json",
+    "client_secret*.json",
+    "service-account*.json",
+    "token.json",
+    // Shell and REPL histories: what was typed, passwords and tokens included.
+    ".bash_history",
+    ".zsh_history",
+    ".zhistory",
+    ".histfile",
+    ".sh_history",
+    "fish_history",
+    ".python_history",
+    ".node_repl_history",
+    ".ts_node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".rediscli_history",
+    ".dbshell",
+    ".irb_history",
+    ".pry_history",
+    ".php_history",
+    ".scala_history",
+    ".Rhistory",
+    ".lesshst",
+    ".viminfo",
+    "~/.local/share/atuin/**",
+    // Remote access, cloud CLIs, registries, clusters (their whole directory where they keep
+    // tokens next to config).
     "~/.ssh/**",
     "~/.aws/**",
-    "~/.gnupg/**",
     "~/.azure/**",
-    "~/.kube/**",
-    "~/.config/gh/**",
     "~/.config/gcloud/**",
+    "~/.oci/**",
+    "~/.bluemix/**",
+    "~/.config/doctl/**",
+    "~/Library/Application Support/doctl/**",
+    "~/.config/hcloud/**",
+    "~/.config/scw/**",
+    "~/.config/linode-cli",
+    "~/.fly/**",
+    "~/.config/netlify/**",
+    "~/.wrangler/**",
+    "~/.config/.wrangler/**",
+    "~/.config/configstore/**",
+    "~/.supabase/**",
+    "~/.aliyun/**",
+    "~/.local/share/com.vercel.cli/**",
+    "~/.pulumi/**",
+    "~/.kube/**",
+    "~/.config/helm/**",
+    "~/.terraform.d/**",
+    "~/.minikube/**",
     "~/.docker/config.json",
-    "~/.npmrc",
-    "~/.pypirc",
+    "~/.docker/machine/**",
+    "~/.config/containers/auth.json",
+    "~/.config/gh/**",
+    "~/.config/glab-cli/**",
+    "~/.config/hub",
+    "~/.config/git/credentials",
     "~/.cargo/credentials*",
+    "~/.gem/credentials",
+    "~/.m2/settings.xml",
+    "~/.m2/settings-security.xml",
+    "~/.gradle/gradle.properties",
+    "~/.nuget/NuGet/NuGet.Config",
+    "~/.config/NuGet/NuGet.Config",
+    "~/.composer/auth.json",
+    "~/.config/composer/auth.json",
+    "~/.bundle/config",
+    "~/.config/pip/pip.conf",
+    "~/.pip/pip.conf",
+    "~/.config/pypoetry/auth.toml",
+    "~/.pub-cache/credentials.json",
+    "~/.config/dart/pub-credentials.json",
+    "~/.jfrog/**",
+    "~/.pg_service.conf",
+    "~/.config/rclone/**",
+    "~/.config/filezilla/**",
+    "~/.filezilla/**",
+    // Secret managers, keyrings, browser profiles (saved passwords and cookies).
+    "~/.gnupg/**",
     "~/.password-store/**",
+    "~/.config/op/**",
+    "~/.op/**",
+    "~/.config/Bitwarden CLI/**",
+    "~/.config/sops/**",
+    "~/.local/share/keyrings/**",
+    "~/Library/Keychains/**",
+    "~/.pki/**",
+    "~/.mozilla/**",
+    "~/.config/google-chrome/**",
+    "~/.config/chromium/**",
+    "~/Library/Application Support/Google/Chrome/**",
+    "~/Library/Application Support/Firefox/**",
+    // Agents' own login tokens.
+    "~/.claude/.credentials.json",
+    "~/.codex/auth.json",
+    "~/.gemini/oauth_creds.json",
+    // The same directories inside a project (a dotfiles repository, a copied home).
+    ".ssh/**",
+    ".gnupg/**",
+    ".aws/**",
+    // The system's and other users'.
     "/etc/shadow",
     "/etc/gshadow",
     "/etc/sudoers",
     "/etc/sudoers.d/**",
+    "/etc/ssh/ssh_host_*key",
+    "/root/**",
+    "/proc/*/environ",
+    "/proc/*/mem",
 ];
 
-/// Files that run code later (at the next shell, login, git command, agent start or boot) or
-/// configure acp-gate itself: reading them is fine, writing them is not.
+/// Files that run code later (at the next shell, login, git command, agent or editor start or
+/// boot), grant an agent permissions, or configure acp-gate itself: reading them is fine,
+/// writing them is not.
 pub const RUNS_CODE: &[&str] = &[
+    // Shell, login and session start-up.
     "~/.bashrc",
     "~/.bash_profile",
     "~/.bash_login",
     "~/.bash_logout",
+    "~/.bash_aliases",
     "~/.profile",
     "~/.zshrc",
     "~/.zshenv",
@@ -59,21 +220,109 @@ pub const RUNS_CODE: &[&str] = &[
     "~/.kshrc",
     "~/.xinitrc",
     "~/.xprofile",
+    "~/.xsession",
+    "~/.xsessionrc",
     "~/.pam_environment",
+    "~/.config/environment.d/**",
     "~/.config/fish/**",
+    "~/.config/nushell/**",
+    "~/.config/powershell/**",
     "~/.config/autostart/**",
     "~/.config/systemd/**",
-    "~/.config/git/**",
-    "~/.gitconfig",
-    "~/.local/bin/**",
-    "~/.cargo/config*",
-    "~/.docker/**",
-    "~/.claude/**",
-    "~/.codex/**",
-    "~/.gemini/**",
     "~/Library/LaunchAgents/**",
     "/Library/LaunchDaemons/**",
     "/var/spool/cron/**",
+    // Tools' start-up files that run commands or change what later commands do.
+    "~/.vimrc",
+    "~/.vim/**",
+    "~/.config/nvim/**",
+    "~/.emacs",
+    "~/.emacs.d/**",
+    "~/.config/emacs/**",
+    "~/.tmux.conf",
+    "~/.config/tmux/**",
+    "~/.screenrc",
+    "~/.curlrc",
+    "~/.wgetrc",
+    "~/.gdbinit",
+    "~/.config/gdb/**",
+    "~/.lldbinit",
+    "~/.psqlrc",
+    "~/.sqliterc",
+    "~/.mongoshrc.js",
+    ".mongorc.js",
+    "~/.ipython/**",
+    "~/.config/direnv/**",
+    "~/.yarnrc",
+    "~/.yarnrc.yml",
+    ".yarnrc",
+    ".yarnrc.yml",
+    // Programs on the user's PATH and Python's per-user site (usercustomize runs at start).
+    "~/.local/bin/**",
+    "~/bin/**",
+    "~/.cargo/bin/**",
+    "~/go/bin/**",
+    "~/.local/lib/**",
+    "~/.cargo/config*",
+    "~/.docker/**",
+    // Git's config and hooks, wherever git keeps them.
+    "~/.config/git/**",
+    "~/.gitconfig",
+    ".git",
+    ".git/hooks/**",
+    ".git/config",
+    ".git/config.worktree",
+    ".git/modules/**/hooks/**",
+    ".git/modules/**/config",
+    ".git/modules/**/config.worktree",
+    ".git/worktrees/*/config.worktree",
+    ".git/worktrees/*/commondir",
+    "*.git/hooks/**",
+    "*.git/config",
+    ".husky/**",
+    ".githooks/**",
+    "authorized_keys",
+    // Agents' settings, commands, hooks and MCP servers: they grant permissions or run code.
+    "~/.claude/**",
+    "~/.claude.json",
+    "~/.codex/**",
+    "~/.gemini/**",
+    "~/.cursor/**",
+    "~/.config/opencode/**",
+    "~/.config/goose/**",
+    "~/.config/zed/**",
+    "~/.aider.conf.yml",
+    "/Library/Application Support/ClaudeCode/**",
+    ".claude/**",
+    ".gemini/**",
+    ".codex/**",
+    ".opencode/**",
+    "opencode.json",
+    "opencode.jsonc",
+    ".mcp.json",
+    ".cursor/mcp.json",
+    ".aider.conf.yml",
+    // Editors' files that run tasks or programs when a folder is opened.
+    ".vscode/settings.json",
+    ".vscode/tasks.json",
+    ".vscode/launch.json",
+    ".vscode/mcp.json",
+    "*.code-workspace",
+    "~/.vscode/**",
+    "~/.vscode-server/**",
+    "~/.config/Code/User/**",
+    "~/Library/Application Support/Code/User/**",
+    ".idea/workspace.xml",
+    ".idea/runConfigurations/**",
+    ".run/**",
+    ".devcontainer/**",
+    ".devcontainer.json",
+    ".zed/**",
+    ".nvim.lua",
+    ".nvimrc",
+    ".exrc",
+    ".dir-locals.el",
+    // The system.
     "/etc/**",
     "/boot/**",
     "/usr/**",
@@ -81,26 +330,52 @@ pub const RUNS_CODE: &[&str] = &[
     "/sbin/**",
     "/lib/**",
     "/lib64/**",
-    ".git/hooks/**",
-    ".git/config",
-    ".envrc",
-    "authorized_keys",
     // acp-gate's policy, plugins, compile cache (native code it runs) and audit log: an agent
     // must not be able to rewrite its own gate.
     ".acp-gate/**",
     "~/.config/acp-gate/**",
     "~/.cache/acp-gate/**",
     "~/.local/state/acp-gate/**",
+    "~/.local/share/acp-gate/**",
     "/etc/acp-gate/**",
 ];
 
-/// Names that match `.env.*` but are, by convention, templates without secrets.
-pub const ENV_TEMPLATES: &[&str] = &[".env.example", ".env.sample", ".env.template", ".env.dist"];
+/// Names that match an env-file pattern but are, by convention, templates without secrets:
+/// projects commit them for others to copy.
+pub const ENV_TEMPLATES: &[&str] = &[
+    ".env.example",
+    ".env.sample",
+    ".env.template",
+    ".env.dist",
+    "example.env",
+    "sample.env",
+    "template.env",
+];
 
 /// Whether `path` names an env template (see [`ENV_TEMPLATES`]), which no pattern makes sensitive.
 pub fn is_env_template(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     ENV_TEMPLATES.iter().any(|t| t.eq_ignore_ascii_case(name))
+}
+
+/// Extensions of source files: a name pattern's glued `*` (`id_rsa*`) does not reach them, so
+/// `id_rsa_reader.go` is code to edit, not a key. Shell scripts are left out: `export`ing
+/// secrets from one is common.
+const SOURCE_EXTENSIONS: &[&str] = &[
+    "go", "py", "pyi", "rs", "ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs", "java", "kt",
+    "kts", "scala", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "cs", "fs", "rb", "php", "swift",
+    "m", "mm", "dart", "lua", "pl", "pm", "r", "ex", "exs", "erl", "hs", "ml", "clj", "cljs",
+    "groovy", "vue", "svelte", "zig", "nim", "jl",
+];
+
+/// Whether the file name `name` ends in a source file's extension.
+fn is_source_file(name: &str) -> bool {
+    name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && SOURCE_EXTENSIONS
+                .iter()
+                .any(|e| e.eq_ignore_ascii_case(ext))
+    })
 }
 
 /// A glob over absolute paths. Making one allocates nothing for a borrowed pattern: the
@@ -114,6 +389,8 @@ pub struct PathGlob<'a> {
     lead: &'a str,
     /// Where the segments after `lead` start in `pattern`.
     rest: usize,
+    /// A pattern without `/` that matches at any depth: it names a file, see the module doc.
+    name: bool,
 }
 
 /// The rest of `text` after a leading `~`, `$HOME` or `${HOME}`, if it has one.
@@ -133,10 +410,12 @@ impl<'a> PathGlob<'a> {
             None if pattern.starts_with('/') => ("", 0),
             None => ("**", pattern.len() - pattern.trim_start_matches("./").len()),
         };
+        let name = lead == "**" && !pattern[rest..].contains('/');
         PathGlob {
             pattern,
             lead,
             rest,
+            name,
         }
     }
 
@@ -153,12 +432,32 @@ impl<'a> PathGlob<'a> {
     /// Whether `path` matches; split a path once with [`PathSegments::new`] to match it against
     /// many globs. A case-folded path is matched against the case-folded pattern.
     pub fn matches_segments(&self, path: &PathSegments) -> bool {
+        if self.name {
+            return path
+                .segments
+                .last()
+                .is_some_and(|file| self.matches_name(file, path.folded));
+        }
         let segments = self
             .lead
             .split('/')
             .chain(self.pattern[self.rest..].split('/'))
             .filter(|s| !s.is_empty());
         match_segments(segments, &path.segments, path.folded)
+    }
+
+    /// Whether the file name `file` matches this name pattern: ignoring ASCII case, and with a
+    /// `*` glued to the end of a name not reaching a source file's extension.
+    fn matches_name(&self, file: &str, folded: bool) -> bool {
+        let pattern = &self.pattern[self.rest..];
+        let glued_star = pattern.len() > 1 && pattern.ends_with('*') && !pattern.ends_with(".*");
+        if glued_star && is_source_file(file) {
+            return false;
+        }
+        match folded {
+            true => wildcard(pattern.to_lowercase().as_bytes(), file.as_bytes(), true),
+            false => wildcard(pattern.as_bytes(), file.as_bytes(), true),
+        }
     }
 }
 
@@ -202,21 +501,22 @@ fn match_segments<'p>(
         }
         Some(first) => path.split_first().is_some_and(|(p, tail)| {
             let matched = if folded {
-                wildcard(first.to_lowercase().as_bytes(), p.as_bytes())
+                wildcard(first.to_lowercase().as_bytes(), p.as_bytes(), false)
             } else {
-                wildcard(first.as_bytes(), p.as_bytes())
+                wildcard(first.as_bytes(), p.as_bytes(), false)
             };
             matched && match_segments(pattern, tail, folded)
         }),
     }
 }
 
-/// `*` and `?` matching of one path segment.
-fn wildcard(pattern: &[u8], text: &[u8]) -> bool {
+/// `*` and `?` matching of one path segment, optionally ignoring ASCII case.
+fn wildcard(pattern: &[u8], text: &[u8], ascii_case: bool) -> bool {
+    let same = |a: u8, b: u8| a == b || ascii_case && a.eq_ignore_ascii_case(&b);
     let (mut p, mut t) = (0, 0);
     let (mut star, mut mark) = (None, 0);
     while t < text.len() {
-        if p < pattern.len() && (pattern[p] == b'?' || pattern[p] == text[t]) {
+        if p < pattern.len() && (pattern[p] == b'?' || same(pattern[p], text[t])) {
             p += 1;
             t += 1;
         } else if p < pattern.len() && pattern[p] == b'*' {
@@ -256,5 +556,224 @@ mod tests {
         let ssh = PathGlob::new("~/.ssh/**", "/h");
         assert!(ssh.matches_segments(&PathSegments::new("/H/.SSH/Id_Rsa", true)));
         assert!(!ssh.matches_segments(&PathSegments::new("/H/.SSH/Id_Rsa", false)));
+    }
+
+    /// The first built-in pattern of `list` that `path` matches, with `/h` as home.
+    fn first_match(list: &'static [&'static str], path: &str) -> Option<&'static str> {
+        (!is_env_template(path))
+            .then(|| {
+                list.iter()
+                    .copied()
+                    .find(|p| PathGlob::new(*p, "/h").matches(path))
+            })
+            .flatten()
+    }
+
+    #[test]
+    fn key_names_match_key_files_in_any_case_not_source_files_named_after_them() {
+        for key in [
+            "/ws/id_rsa",
+            "/ws/deploy/id_rsa.pub",
+            "/ws/id_ed25519_work",
+            "/ws/id_ecdsa-old",
+            "/ws/ID_RSA",
+            "/ws/certs/Server.PEM",
+            "/ws/tls.KEY",
+            "/ws/store.P12",
+            "/ws/release.keystore",
+            "/ws/putty.ppk",
+            "/ws/vault.kdbx",
+            "/ws/AuthKey_ABC123.p8",
+            "/ws/id_rsa.sh",
+        ] {
+            assert!(first_match(SECRETS, key).is_some(), "{key}");
+        }
+        for source in [
+            "/ws/id_rsa_reader.go",
+            "/ws/test_id_ed25519.py",
+            "/ws/src/keys.ts",
+            "/ws/secret_manager.rs",
+            "/ws/token.go",
+            "/ws/credentials_test.py",
+            "/ws/id_ed25519_parser.rs",
+            "/ws/src/Id_Rsa_Loader.JAVA",
+            "/ws/src/key.rs",
+            "/ws/src/env.ts",
+            "/ws/src/environment.py",
+            "/ws/docs/pem-format.md",
+        ] {
+            assert_eq!(first_match(SECRETS, source), None, "{source}");
+            assert_eq!(first_match(RUNS_CODE, source), None, "{source}");
+        }
+    }
+
+    #[test]
+    fn env_files_in_every_naming_style_are_secret_templates_are_not() {
+        for env in [
+            "/ws/.env",
+            "/ws/.env.local",
+            "/ws/.env.production",
+            "/ws/.env.development.local",
+            "/ws/config/prod.env",
+            "/ws/.ENV",
+            "/ws/.envrc",
+            "/ws/.secrets",
+            "/ws/.secrets.toml",
+            "/ws/config/secrets.yaml",
+            "/ws/.env.js",
+        ] {
+            assert!(first_match(SECRETS, env).is_some(), "{env}");
+        }
+        for template in [
+            "/ws/.env.example",
+            "/ws/.env.sample",
+            "/ws/.env.template",
+            "/ws/.ENV.EXAMPLE",
+            "/ws/example.env",
+        ] {
+            assert_eq!(first_match(SECRETS, template), None, "{template}");
+        }
+        assert_eq!(first_match(SECRETS, "/ws/.venv/bin/python"), None);
+        assert_eq!(
+            first_match(SECRETS, "/ws/.env/lib/site.py"),
+            None,
+            "a venv named .env"
+        );
+        assert_eq!(first_match(SECRETS, "/ws/environment.yml"), None);
+    }
+
+    #[test]
+    fn credential_files_of_common_tools_are_secret() {
+        for (path, pattern) in [
+            ("/h/.aws/credentials", "~/.aws/**"),
+            (
+                "/h/.config/gcloud/application_default_credentials.json",
+                "~/.config/gcloud/**",
+            ),
+            ("/h/.azure/msal_token_cache.json", "~/.azure/**"),
+            ("/h/.config/doctl/config.yaml", "~/.config/doctl/**"),
+            ("/h/.oci/config", "~/.oci/**"),
+            ("/h/.bluemix/config.json", "~/.bluemix/**"),
+            ("/ws/.npmrc", ".npmrc"),
+            ("/h/.pypirc", ".pypirc"),
+            ("/h/.gem/credentials", "~/.gem/credentials"),
+            ("/h/.cargo/credentials.toml", "~/.cargo/credentials*"),
+            ("/h/.m2/settings.xml", "~/.m2/settings.xml"),
+            (
+                "/h/.gradle/gradle.properties",
+                "~/.gradle/gradle.properties",
+            ),
+            (
+                "/h/.nuget/NuGet/NuGet.Config",
+                "~/.nuget/NuGet/NuGet.Config",
+            ),
+            (
+                "/h/.config/composer/auth.json",
+                "~/.config/composer/auth.json",
+            ),
+            ("/h/.docker/config.json", "~/.docker/config.json"),
+            ("/h/.config/gh/hosts.yml", "~/.config/gh/**"),
+            ("/h/.config/glab-cli/config.yml", "~/.config/glab-cli/**"),
+            ("/h/.pgpass", ".pgpass"),
+            ("/h/.my.cnf", ".my.cnf"),
+            ("/h/.vault-token", ".vault-token"),
+            ("/h/.config/op/config", "~/.config/op/**"),
+            ("/h/.password-store/email.gpg", "*.gpg"),
+            ("/h/.gnupg/private-keys-v1.d/x", "~/.gnupg/**"),
+            (
+                "/h/.local/share/keyrings/login.keyring",
+                "~/.local/share/keyrings/**",
+            ),
+            ("/h/.netrc", ".netrc"),
+            ("/h/.config/rclone/rclone.conf", "rclone.conf"),
+            ("/h/.s3cfg", ".s3cfg"),
+            ("/h/.ssh/config", "~/.ssh/**"),
+            (
+                "/h/.config/filezilla/sitemanager.xml",
+                "~/.config/filezilla/**",
+            ),
+            ("/ws/.git-credentials", ".git-credentials"),
+            ("/h/.config/git/credentials", "~/.config/git/credentials"),
+            ("/h/.kube/config", "~/.kube/**"),
+            ("/h/.config/helm/repositories.yaml", "~/.config/helm/**"),
+            ("/h/.terraform.d/credentials.tfrc.json", "~/.terraform.d/**"),
+            ("/h/.terraformrc", ".terraformrc"),
+            ("/ws/infra/terraform.tfstate", "*.tfstate"),
+            ("/h/.minikube/profiles/minikube/client.key", "*.key"),
+            ("/h/.bash_history", ".bash_history"),
+            ("/h/.zsh_history", ".zsh_history"),
+            ("/h/.python_history", ".python_history"),
+            ("/h/.node_repl_history", ".node_repl_history"),
+            ("/h/.psql_history", ".psql_history"),
+            ("/h/.mysql_history", ".mysql_history"),
+            ("/h/.sqlite_history", ".sqlite_history"),
+            ("/h/.lesshst", ".lesshst"),
+            ("/h/.local/share/fish/fish_history", "fish_history"),
+            ("/h/.irb_history", ".irb_history"),
+            (
+                "/h/.claude/.credentials.json",
+                "~/.claude/.credentials.json",
+            ),
+            ("/h/.codex/auth.json", "~/.codex/auth.json"),
+            ("/h/.gemini/oauth_creds.json", "~/.gemini/oauth_creds.json"),
+            ("/home/other/.ssh/id_ed25519", "id_ed25519*"),
+            ("/proc/self/environ", "/proc/*/environ"),
+        ] {
+            assert_eq!(first_match(SECRETS, path), Some(pattern), "{path}");
+        }
+    }
+
+    #[test]
+    fn files_that_run_code_or_grant_permissions_are_write_protected() {
+        for (path, pattern) in [
+            ("/ws/.claude/settings.json", ".claude/**"),
+            ("/ws/.claude/settings.local.json", ".claude/**"),
+            ("/h/.claude.json", "~/.claude.json"),
+            ("/ws/.gemini/settings.json", ".gemini/**"),
+            ("/h/.gemini/policies/p.toml", "~/.gemini/**"),
+            ("/h/.codex/config.toml", "~/.codex/**"),
+            ("/ws/.codex/rules/default.rules", ".codex/**"),
+            ("/ws/.mcp.json", ".mcp.json"),
+            ("/ws/.vscode/tasks.json", ".vscode/tasks.json"),
+            ("/ws/.vscode/settings.json", ".vscode/settings.json"),
+            ("/ws/.idea/workspace.xml", ".idea/workspace.xml"),
+            ("/ws/.devcontainer/devcontainer.json", ".devcontainer/**"),
+            ("/ws/app.code-workspace", "*.code-workspace"),
+            ("/ws/.git/hooks/pre-commit", ".git/hooks/**"),
+            ("/ws/.git/config", ".git/config"),
+            (
+                "/ws/.git/modules/vendor/lib/hooks/post-checkout",
+                ".git/modules/**/hooks/**",
+            ),
+            ("/ws/.git/modules/lib/config", ".git/modules/**/config"),
+            (
+                "/ws/.git/worktrees/feature/commondir",
+                ".git/worktrees/*/commondir",
+            ),
+            ("/ws/wt/.git", ".git"),
+            ("/ws/fixtures/bare.git/hooks/post-update", "*.git/hooks/**"),
+            ("/ws/.husky/pre-commit", ".husky/**"),
+            ("/h/.config/acp-gate/handlers.toml", "~/.config/acp-gate/**"),
+            ("/h/.local/share/acp-gate/x", "~/.local/share/acp-gate/**"),
+            ("/ws/.acp-gate/handlers.toml", ".acp-gate/**"),
+            ("/h/.bashrc", "~/.bashrc"),
+        ] {
+            assert_eq!(first_match(SECRETS, path), None, "{path}");
+            assert_eq!(first_match(RUNS_CODE, path), Some(pattern), "{path}");
+        }
+        for ordinary in [
+            "/ws/AGENTS.md",
+            "/ws/CLAUDE.md",
+            "/ws/.gitmodules",
+            "/ws/.gitignore",
+            "/ws/.vscode/extensions.json",
+            "/ws/Makefile",
+            "/ws/.github/workflows/ci.yml",
+            "/ws/src/git/config.rs",
+            "/ws/src/hooks/useAuth.ts",
+        ] {
+            assert_eq!(first_match(RUNS_CODE, ordinary), None, "{ordinary}");
+            assert_eq!(first_match(SECRETS, ordinary), None, "{ordinary}");
+        }
     }
 }

@@ -7,6 +7,8 @@
 //!   with the dangerous-command checker.
 //! - Inside a workspace root (after following symlinks through the host): allow.
 //! - Outside: writes and deletes are denied; reads are asked (configurable).
+//! - An allow needs the tool's effect on its paths to be known: a tool of kind `other`,
+//!   `think`, `fetch` or `switch_mode`, or a move without both ends, is at most asked.
 //! - Forms that a Linux path check cannot judge (Windows drive letters, `\\?\`, alternate data
 //!   streams, trailing dots, 8.3 names) never yield allow; control characters are denied.
 //!
@@ -16,7 +18,7 @@ mod config;
 mod forms;
 mod patterns;
 
-use acp_gate_plugin::{Access, Plugin, Request, Resolution, Verdict};
+use acp_gate_plugin::{Access, Plugin, Request, Resolution, ToolKind, Verdict};
 use unicode_normalization::UnicodeNormalization;
 
 pub use config::{Config, OutsideRead};
@@ -150,7 +152,45 @@ pub fn evaluate(
         };
         verdict = stricter(verdict, judged);
     }
+    if let (Verdict::Allow, Some(doubt)) = (&verdict, doubt(request)) {
+        return Ok(Verdict::Ask(doubt));
+    }
     Ok(verdict)
+}
+
+fn unknown_effect(kind: &str, request: &Request) -> Option<String> {
+    let paths: Vec<&str> = request.paths.iter().map(|p| p.raw.as_str()).collect();
+    Some(format!(
+        "a tool of kind `{kind}`: what it does to {} is not known",
+        paths.join(", ")
+    ))
+}
+
+/// Why paths that are all fine still do not make `request` understood, if they do not: an
+/// allow vouches for what the tool does to them, which is known only for reads, searches,
+/// edits, deletes, moves with both ends, and a command's working directory (the command
+/// itself is the command checker's).
+fn doubt(request: &Request) -> Option<String> {
+    let changed = || {
+        request
+            .paths
+            .iter()
+            .filter(|p| p.access != Access::Read)
+            .count()
+    };
+    match request.kind {
+        ToolKind::Read
+        | ToolKind::Search
+        | ToolKind::Edit
+        | ToolKind::Delete
+        | ToolKind::Execute => None,
+        ToolKind::Move if changed() >= 2 => None,
+        ToolKind::Move => Some("a move whose source or destination is not given".to_owned()),
+        ToolKind::Think => unknown_effect("think", request),
+        ToolKind::Fetch => unknown_effect("fetch", request),
+        ToolKind::SwitchMode => unknown_effect("switch_mode", request),
+        ToolKind::Other => unknown_effect("other", request),
+    }
 }
 
 fn outside(

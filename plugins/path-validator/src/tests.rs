@@ -8,11 +8,15 @@ const HOME: &str = "/home/u";
 const WS: &str = "/home/u/proj";
 
 fn request(paths: &[(&str, Access)]) -> Request {
+    request_of(ToolKind::Edit, paths)
+}
+
+fn request_of(kind: ToolKind, paths: &[(&str, Access)]) -> Request {
     Request {
         session_id: "s".into(),
         tool_call_id: "t".into(),
         title: "t".into(),
-        kind: ToolKind::Edit,
+        kind,
         declared_kind: None,
         tool_name: None,
         source: RequestSource::PermissionRequest,
@@ -349,6 +353,130 @@ fn deleting_the_workspace_root_is_asked_and_the_strictest_path_wins() {
     );
 }
 
+#[test]
+fn source_files_named_after_keys_and_secrets_are_ordinary_files() {
+    for path in [
+        "src/id_rsa_reader.go",
+        "tests/test_id_ed25519.py",
+        "src/keys.ts",
+        "src/secret_manager.rs",
+        "pkg/auth/token.go",
+        "tests/credentials_test.py",
+        "src/env.ts",
+        "src/hooks/useAuth.ts",
+        "lib/git/config.rb",
+        ".env.example",
+        "AGENTS.md",
+        ".gitmodules",
+    ] {
+        for access in [Access::Read, Access::Write] {
+            assert_eq!(
+                kind(&judge(&[(path, access)])),
+                "allow",
+                "{path} {access:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn keys_env_files_and_histories_are_secret_in_any_case_and_naming_style() {
+    for path in [
+        "deploy/ID_RSA",
+        "certs/Server.PEM",
+        "id_ed25519_work",
+        "config/prod.env",
+        ".env.development.local",
+        ".envrc",
+        "release.keystore",
+        "infra/terraform.tfstate",
+        ".npmrc",
+        "/home/u/.bash_history",
+        "/home/u/.config/gh/hosts.yml",
+        "/home/u/.codex/auth.json",
+    ] {
+        for access in [Access::Read, Access::Write] {
+            let Verdict::Deny(reason) = judge(&[(path, access)]) else {
+                panic!("{path} {access:?}")
+            };
+            assert!(reason.starts_with("sensitive file"), "{path}: {reason}");
+        }
+    }
+}
+
+#[test]
+fn agents_settings_editor_tasks_and_git_internals_are_read_but_never_written() {
+    for path in [
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".gemini/settings.json",
+        ".codex/config.toml",
+        ".mcp.json",
+        ".vscode/tasks.json",
+        ".vscode/settings.json",
+        ".devcontainer/devcontainer.json",
+        ".idea/workspace.xml",
+        ".git/modules/vendor/hooks/post-checkout",
+        ".git/modules/vendor/config",
+        ".git/config.worktree",
+        ".husky/pre-commit",
+    ] {
+        assert_eq!(kind(&judge(&[(path, Access::Read)])), "allow", "{path}");
+        for access in [Access::Write, Access::Delete] {
+            let Verdict::Deny(reason) = judge(&[(path, access)]) else {
+                panic!("{path} {access:?}")
+            };
+            assert!(reason.starts_with("protected file"), "{path}: {reason}");
+        }
+    }
+}
+
+#[test]
+fn only_tools_whose_effect_is_known_are_allowed() {
+    let judge_kind = |kind: ToolKind, paths: &[(&str, Access)]| {
+        evaluate(
+            &request_of(kind, paths),
+            &Config::default(),
+            &host(&[], false),
+        )
+        .unwrap()
+    };
+    for known in [
+        ToolKind::Read,
+        ToolKind::Search,
+        ToolKind::Edit,
+        ToolKind::Delete,
+    ] {
+        assert_eq!(
+            kind(&judge_kind(known, &[("src/a.rs", Access::Write)])),
+            "allow"
+        );
+    }
+    for unknown in [
+        ToolKind::Other,
+        ToolKind::Think,
+        ToolKind::Fetch,
+        ToolKind::SwitchMode,
+    ] {
+        let Verdict::Ask(reason) = judge_kind(unknown, &[("src/a.rs", Access::Write)]) else {
+            panic!("{unknown:?}")
+        };
+        assert!(reason.contains("is not known"), "{reason}");
+        assert_eq!(
+            kind(&judge_kind(unknown, &[(".env", Access::Read)])),
+            "deny",
+            "a secret stays denied"
+        );
+    }
+    let both = [("src/a.rs", Access::Delete), ("src/b.rs", Access::Write)];
+    assert_eq!(kind(&judge_kind(ToolKind::Move, &both)), "allow");
+    assert_eq!(
+        kind(&judge_kind(ToolKind::Move, &[("src/a.rs", Access::Write)])),
+        "ask",
+        "a move with one end named"
+    );
+}
+
 proptest::proptest! {
     /// Whatever the path, the validator answers (no panic), and a path outside the workspace
     /// is never allowed for writing.
@@ -360,5 +488,30 @@ proptest::proptest! {
         if !inside {
             proptest::prop_assert!(!matches!(verdict, Verdict::Allow), "{raw:?}");
         }
+    }
+
+    /// A key file's name with a key's suffix, in any letter case and directory, is denied.
+    #[test]
+    fn key_files_are_denied_whatever_their_case_and_suffix(
+        dir in "([a-z]{1,8}/){0,3}",
+        stem in proptest::sample::select(vec!["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"]),
+        suffix in "(\\.pub|\\.bak|\\.old|_[a-z]{1,6}|-[a-z]{1,6})?",
+        upper in proptest::bool::ANY,
+    ) {
+        let name = format!("{stem}{suffix}");
+        let name = if upper { name.to_uppercase() } else { name };
+        let path = format!("{dir}{name}");
+        proptest::prop_assert_eq!(kind(&judge(&[(&path, Access::Read)])), "deny", "{}", path);
+    }
+
+    /// A source file named after a key is an ordinary file to edit.
+    #[test]
+    fn source_files_named_after_keys_are_edited(
+        stem in proptest::sample::select(vec!["id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"]),
+        rest in "[a-z_]{1,10}",
+        ext in proptest::sample::select(vec!["go", "py", "rs", "ts", "js", "java", "rb"]),
+    ) {
+        let path = format!("src/{stem}{rest}.{ext}");
+        proptest::prop_assert_eq!(kind(&judge(&[(&path, Access::Write)])), "allow", "{}", path);
     }
 }

@@ -189,20 +189,57 @@ pub struct ToolRequest {
     pub raw: Value,
 }
 
-/// `rawInput` keys that name the file a tool works on.
+/// `rawInput` keys that name the file or directory a tool works on.
 const PATH_KEYS: &[&str] = &[
     "file_path",
     "path",
     "filePath",
     "notebook_path",
+    "absolute_path",
+    "dir_path",
+    "target_file",
     "filename",
     "file",
 ];
 /// `rawInput` keys of a move's source and destination.
 const MOVE_KEYS: &[(&str, &str)] = &[
     ("source", "destination"),
+    ("source_path", "destination_path"),
+    ("sourcePath", "destinationPath"),
     ("old_path", "new_path"),
+    ("oldPath", "newPath"),
     ("from", "to"),
+];
+/// `rawInput` keys holding the text a tool writes into its file (Claude Code's Write, Edit and
+/// NotebookEdit, Gemini CLI's write_file and replace, OpenCode's edit, the text editor tool).
+const NEW_TEXT_KEYS: &[&str] = &[
+    "new_string",
+    "content",
+    "new_source",
+    "newString",
+    "new_str",
+    "file_text",
+    "newText",
+    "new_text",
+];
+/// `rawInput` keys holding the text an edit replaces.
+const OLD_TEXT_KEYS: &[&str] = &["old_string", "oldString", "old_str", "oldText", "old_text"];
+/// `rawInput` keys that make a request a write by being there: a list of edits (MultiEdit),
+/// a patch, a notebook edit's mode (a cell deletion carries no text), Codex's file changes.
+const WRITE_KEYS: &[&str] = &["edits", "diff", "patch", "edit_mode", "changes"];
+/// `rawInput` keys only a content search (grep) has: its `pattern` is a regex, not a path.
+const GREP_KEYS: &[&str] = &[
+    "output_mode",
+    "glob",
+    "include",
+    "type",
+    "-i",
+    "-n",
+    "-A",
+    "-B",
+    "-C",
+    "multiline",
+    "head_limit",
 ];
 
 impl ToolRequest {
@@ -357,6 +394,7 @@ impl ToolRequest {
         self.tool_name = call
             .get("_meta")
             .and_then(|m| m.pointer("/claudeCode/toolName"))
+            .or_else(|| call.get("name"))
             .and_then(Value::as_str)
             .map(str::to_owned);
         let input = call
@@ -370,21 +408,38 @@ impl ToolRequest {
         }
         self.command = command_from_input(&input);
         self.diffs = self.diffs_from(call, &input);
+        let writes = writes_payload(&input);
+        // An MCP tool (Claude Code names them `mcp__server__tool`) does what its server says:
+        // a `path` in its input does not make it a read. The adapter's own `mcp__acp__*`
+        // tools are Read, Edit, Write and Bash.
+        let mcp = [Some(self.title.as_str()), self.tool_name.as_deref()]
+            .into_iter()
+            .flatten()
+            .any(|name| name.starts_with("mcp__") && !name.starts_with("mcp__acp__"));
         self.kind = derive_kind(
-            self.declared_kind,
+            self.declared_kind.or(mcp.then_some(ToolKind::Other)),
             &input,
             self.command.is_some(),
-            !self.diffs.is_empty(),
+            writes || !self.diffs.is_empty(),
         );
         if self.command.is_none() && self.kind == ToolKind::Execute && !self.title.is_empty() {
             // Gemini CLI sends shell commands only in the title: "CMD [in DIR] (DESCRIPTION)".
+            let (command, dir) = split_title(&self.title);
+            if let Some(dir) = dir.or_else(|| dir_from_explanation(call)) {
+                self.set_cwd(&dir);
+            }
             self.command = Some(CommandLine {
                 argv: None,
-                shell: Some(command_from_title(&self.title)),
+                shell: Some(command),
             });
         }
 
-        let access = access_for(self.kind);
+        // A payload to write makes the named files written, whatever the kind says.
+        let access = if writes {
+            Access::Write
+        } else {
+            access_for(self.kind)
+        };
         for (from, to) in MOVE_KEYS {
             if let (Some(src), Some(dst)) = (str_field(&input, from), str_field(&input, to)) {
                 self.add_path(src, Access::Delete, &format!("raw-input.{from}"));
@@ -401,6 +456,7 @@ impl ToolRequest {
                 self.add_path(path, access, "raw-input.paths");
             }
         }
+        self.add_changes(&input);
         if let Some(locations) = call.get("locations").and_then(Value::as_array) {
             for path in locations
                 .iter()
@@ -417,6 +473,66 @@ impl ToolRequest {
             .collect();
         for path in diff_paths {
             self.add_path(&path, Access::Write, "diff");
+        }
+        if self.kind == ToolKind::Search {
+            self.add_search_scope(&input);
+        }
+    }
+
+    /// Codex's `changes` (path to `add` / `delete` / `update`, an update possibly moving the
+    /// file): each path with what the change does to it.
+    fn add_changes(&mut self, input: &Map<String, Value>) {
+        let Some(changes) = input.get("changes").and_then(Value::as_object) else {
+            return;
+        };
+        for (path, change) in changes {
+            let kind = change.get("type").and_then(Value::as_str).or_else(|| {
+                change
+                    .as_object()
+                    .and_then(|c| c.keys().next())
+                    .map(String::as_str)
+            });
+            let body = change.get(kind.unwrap_or_default()).unwrap_or(change);
+            match kind {
+                Some("delete") => self.add_path(path, Access::Delete, "raw-input.changes"),
+                _ => match body.get("move_path").and_then(Value::as_str) {
+                    Some(destination) => {
+                        self.add_path(path, Access::Delete, "raw-input.changes");
+                        self.add_path(destination, Access::Write, "raw-input.changes.move_path");
+                    }
+                    None => self.add_path(path, Access::Write, "raw-input.changes"),
+                },
+            }
+        }
+    }
+
+    /// What a search reads: the directory it names, else the working directory, and for a file
+    /// glob (Claude Code's Glob) where its pattern starts (`~/.ssh/*` searches `~/.ssh`).
+    fn add_search_scope(&mut self, input: &Map<String, Value>) {
+        let root = self
+            .paths
+            .iter()
+            .find(|p| p.access == Access::Read)
+            .map(|p| p.absolute.clone());
+        let root = match root {
+            Some(root) => root,
+            None => {
+                let cwd = self.cwd.display().to_string();
+                self.add_path(&cwd, Access::Read, "cwd (a search without a path)");
+                self.cwd.clone()
+            }
+        };
+        let is_grep = GREP_KEYS.iter().any(|k| input.contains_key(*k))
+            || self.title.to_ascii_lowercase().starts_with("grep")
+            || self.tool_name.as_deref().is_some_and(|t| {
+                let t = t.to_ascii_lowercase();
+                t.contains("grep") || t.contains("search_file_content")
+            });
+        if let (false, Some(pattern)) = (is_grep, str_field(input, "pattern")) {
+            let base = glob_base(pattern);
+            let absolute = paths::normalise(&base, &root, &self.home);
+            let raw = absolute.display().to_string();
+            self.add_path(&raw, Access::Read, "raw-input.pattern");
         }
     }
 
@@ -449,14 +565,28 @@ impl ToolRequest {
         }
         let file = PATH_KEYS.iter().find_map(|key| str_field(input, key));
         if let (true, Some(file)) = (diffs.is_empty(), file) {
-            let old = str_field(input, "old_string");
-            let new = str_field(input, "new_string").or_else(|| str_field(input, "content"));
-            if let Some(new) = new {
-                diffs.push(Diff {
-                    path: self.normalise(file),
-                    old_text: old.map(str::to_owned),
-                    new_text: new.to_owned(),
-                });
+            let path = self.normalise(file);
+            let text = |edit: &Map<String, Value>, keys: &[&str]| {
+                keys.iter()
+                    .find_map(|k| str_field(edit, k))
+                    .map(str::to_owned)
+            };
+            // One edit in the input itself, or a list of them (MultiEdit's `edits`).
+            let edits = input
+                .get("edits")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_object)
+                .chain(std::iter::once(input));
+            for edit in edits {
+                if let Some(new_text) = text(edit, NEW_TEXT_KEYS) {
+                    diffs.push(Diff {
+                        path: path.clone(),
+                        old_text: text(edit, OLD_TEXT_KEYS),
+                        new_text,
+                    });
+                }
             }
         }
         diffs
@@ -525,29 +655,142 @@ fn command_from_input(input: &Map<String, Value>) -> Option<CommandLine> {
     }
 }
 
-/// Strips Gemini CLI's ` [in DIR]` and ` (DESCRIPTION)` suffixes from a shell tool's title.
-fn command_from_title(title: &str) -> String {
-    let mut command = title.trim();
-    if command.ends_with(')')
-        && let Some(open) = command.rfind(" (")
-    {
-        command = command[..open].trim_end();
-    }
-    if command.ends_with(']')
-        && let Some(open) = command.rfind(" [in ")
-    {
-        command = command[..open].trim_end();
-    }
-    command.to_owned()
+/// Whether `input` carries something to write: text for a file, a list of edits, a patch, a
+/// notebook edit, file changes.
+fn writes_payload(input: &Map<String, Value>) -> bool {
+    NEW_TEXT_KEYS
+        .iter()
+        .chain(WRITE_KEYS)
+        .any(|key| input.get(*key).is_some_and(|v| !v.is_null()))
 }
 
-/// The kind the content shows, whatever the agent declared: a command executes, a text to
+/// Characters that make text mean something to a shell beyond words and prose punctuation: a
+/// part of a title that has one is never dropped.
+const SHELL_SYNTAX: &[char] = &[
+    ';', '&', '|', '<', '>', '$', '`', '\\', '{', '}', '\n', '\r', '*', '[', ']', '~', '=',
+];
+
+/// Words after which a `(` opens a subshell rather than a description: the title's last
+/// parenthesised part then belongs to the command.
+const BEFORE_SUBSHELL: &[&str] = &[
+    "time", "-p", "--", "coproc", "then", "do", "else", "elif", "if", "while", "until", "!",
+];
+
+/// A shell tool's title split into the command and the directory it runs in. Gemini CLI titles
+/// a command `CMD [in DIR] (DESCRIPTION)`; a suffix is dropped only when it cannot be part of
+/// the command: the description does not follow an operator or a word that starts a subshell,
+/// and neither it nor the directory contains shell syntax. Otherwise the whole title is the
+/// command: the checker then sees more, never less.
+fn split_title(title: &str) -> (String, Option<String>) {
+    let whole = (title.trim().to_owned(), None);
+    let mut command = title.trim();
+    let mut description = None;
+    if let Some(open) = description_start(command) {
+        description = Some(&command[open + 2..command.len() - 1]);
+        command = command[..open].trim_end();
+    }
+    let mut dir = None;
+    if let Some(open) = command.rfind(" [in ").filter(|_| command.ends_with(']')) {
+        let named = &command[open + 5..command.len() - 1];
+        if named.is_empty() || named.contains(SHELL_SYNTAX) || named.contains(['(', ')']) {
+            return whole;
+        }
+        dir = Some(named.to_owned());
+        command = command[..open].trim_end();
+    }
+    if let Some(description) = description {
+        // After `[in DIR]` a `(` follows a plain word; otherwise look at the word before it.
+        let previous = match dir {
+            Some(_) => "]",
+            None => command.rsplit(char::is_whitespace).next().unwrap_or(""),
+        };
+        let opens_subshell = command.is_empty()
+            || dir.is_none() && previous.ends_with(SHELL_SYNTAX)
+            || previous.ends_with(['(', ')', '!'])
+            || BEFORE_SUBSHELL.contains(&previous)
+            || command.split_whitespace().any(|w| w == "coproc");
+        if opens_subshell || description.contains(SHELL_SYNTAX) {
+            return whole;
+        }
+    }
+    if command.is_empty() {
+        return whole;
+    }
+    (command.to_owned(), dir)
+}
+
+/// Where a title's final parenthesised part starts (at its ` (`), if the title ends with one
+/// whose parentheses balance.
+fn description_start(title: &str) -> Option<usize> {
+    if !title.ends_with(')') {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (at, c) in title.char_indices().rev() {
+        match c {
+            ')' => depth += 1,
+            '(' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return (at > 0 && title[..at].ends_with(' ')).then(|| at - 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The directory of newer Gemini CLI's explanation (`[in DIR] (DESCRIPTION)` in the content).
+fn dir_from_explanation(call: &Map<String, Value>) -> Option<String> {
+    call.get("content")?
+        .as_array()?
+        .iter()
+        .filter_map(|item| item.pointer("/content/text").and_then(Value::as_str))
+        .find_map(|text| {
+            let rest = text.trim_start().strip_prefix("[in ")?;
+            let dir = &rest[..rest.find(']')?];
+            (!dir.is_empty()).then(|| dir.to_owned())
+        })
+}
+
+/// Where a file glob starts looking: its segments before the first one with a wildcard (`""`
+/// for the search's own directory). A pattern whose wildcard part climbs (`..`) or holds an
+/// alternative with a `/` is unbounded: it starts at `/`.
+fn glob_base(pattern: &str) -> String {
+    let wild = |segment: &str| segment.contains(['*', '?', '[', '{']);
+    let segments: Vec<&str> = pattern.split('/').collect();
+    let literal = segments.iter().take_while(|s| !wild(s)).count();
+    let rest = &segments[literal..];
+    let climbs = rest.contains(&"..");
+    let braces_span = pattern.find('{').is_some_and(|open| {
+        pattern[open..]
+            .split('}')
+            .next()
+            .is_some_and(|g| g.contains('/'))
+    });
+    if climbs || braces_span {
+        return "/".to_owned();
+    }
+    // The last literal segment of a pattern without wildcards names a file: search its parent.
+    let literal = if rest.is_empty() {
+        literal.saturating_sub(1)
+    } else {
+        literal
+    };
+    match segments[..literal].join("/") {
+        base if base.is_empty() && pattern.starts_with('/') => "/".to_owned(),
+        base => base,
+    }
+}
+
+/// The kind the content shows, whatever the agent declared: a command executes, a payload to
 /// write edits, a URL fetches. Without such evidence the declared kind stands.
 fn derive_kind(
     declared: Option<ToolKind>,
     input: &Map<String, Value>,
     has_command: bool,
-    has_diff: bool,
+    writes: bool,
 ) -> ToolKind {
     if has_command {
         return ToolKind::Execute;
@@ -558,7 +801,7 @@ fn derive_kind(
     {
         return ToolKind::Move;
     }
-    if has_diff {
+    if writes {
         return match declared {
             Some(kind @ (ToolKind::Delete | ToolKind::Move)) => kind,
             _ => ToolKind::Edit,
@@ -665,6 +908,7 @@ mod tests {
             None,
         );
         assert_eq!(r.command.unwrap().shell.as_deref(), Some("rm -rf ~"));
+        assert_eq!(r.cwd, Path::new("/ws"));
         let r = normalise(
             json!({"toolCall": {"toolCallId": "t", "kind": "edit", "title": "WriteFile",
                 "locations": [{"path": "/ws/a.rs"}],
@@ -688,5 +932,281 @@ mod tests {
         assert!(r.options.is_empty());
         assert_eq!(r.kind, ToolKind::Other);
         assert!(ToolRequest::from_permission_request(&json!({}), None, &ctx()).is_err());
+    }
+    /// The paths of `r` as (absolute, access) pairs.
+    fn touched(r: &ToolRequest) -> Vec<(String, Access)> {
+        r.paths
+            .iter()
+            .map(|p| (p.absolute.display().to_string(), p.access))
+            .collect()
+    }
+
+    /// A permission request as Claude Code's adapter sends it: no kind, the tool's input.
+    fn claude(title: &str, input: Value) -> ToolRequest {
+        normalise(
+            json!({"sessionId": "s", "toolCall": {"toolCallId": "toolu_1", "title": title, "rawInput": input}}),
+            None,
+        )
+    }
+
+    #[test]
+    fn notebook_edits_are_writes_with_or_without_the_earlier_tool_call() {
+        let input = json!({"notebook_path": "/ws/analysis.ipynb", "cell_id": "c1",
+            "new_source": "import os\nos.system('id')", "edit_mode": "replace"});
+        let r = claude("Edit Notebook /ws/analysis.ipynb", input.clone());
+        assert_eq!(r.kind, ToolKind::Edit);
+        assert_eq!(
+            touched(&r),
+            [("/ws/analysis.ipynb".to_owned(), Access::Write)]
+        );
+        assert_eq!(r.diffs[0].new_text, "import os\nos.system('id')");
+        let earlier = json!({"toolCallId": "toolu_1", "kind": "edit", "rawInput": input,
+            "locations": [{"path": "/ws/analysis.ipynb"}]});
+        let r = normalise(
+            json!({"toolCall": {"toolCallId": "toolu_1", "title": "Edit Notebook /ws/analysis.ipynb"}}),
+            Some(earlier),
+        );
+        assert_eq!(r.kind, ToolKind::Edit);
+        assert_eq!(r.paths[0].access, Access::Write);
+        // Deleting a cell carries no text but still rewrites the notebook.
+        let r = claude(
+            "Edit Notebook",
+            json!({"notebook_path": "~/.ipython/profile_default/startup/x.ipynb", "cell_id": "c1", "edit_mode": "delete"}),
+        );
+        assert_eq!(r.kind, ToolKind::Edit);
+        assert_eq!(
+            touched(&r),
+            [(
+                "/home/u/.ipython/profile_default/startup/x.ipynb".to_owned(),
+                Access::Write
+            )]
+        );
+        // Reading a notebook (Claude Code's NotebookRead has a cell_id too) stays a read.
+        let r = claude(
+            "Read Notebook /ws/a.ipynb",
+            json!({"notebook_path": "/ws/a.ipynb", "cell_id": "c1"}),
+        );
+        assert_eq!(r.kind, ToolKind::Read);
+        assert_eq!(r.paths[0].access, Access::Read);
+    }
+
+    #[test]
+    fn file_content_under_any_key_the_agents_use_is_a_write() {
+        for input in [
+            json!({"file_path": "/ws/a.rs", "content": "x"}),
+            json!({"file_path": "/ws/a.rs", "old_string": "a", "new_string": "b"}),
+            json!({"filePath": "/ws/a.rs", "oldString": "a", "newString": "b"}),
+            json!({"path": "/ws/a.rs", "old_str": "a", "new_str": "b"}),
+            json!({"path": "/ws/a.rs", "file_text": "x"}),
+            json!({"path": "/ws/a.rs", "newText": "x"}),
+            json!({"file_path": "/ws/a.rs", "edits": [{"old_string": "a", "new_string": "b"}]}),
+            json!({"path": "/ws/a.rs", "diff": "@@ -1 +1 @@\n-a\n+b"}),
+        ] {
+            for declared in [
+                None,
+                Some("read"),
+                Some("think"),
+                Some("other"),
+                Some("search"),
+            ] {
+                let mut call = json!({"toolCallId": "t", "title": "x", "rawInput": input});
+                if let Some(kind) = declared {
+                    call["kind"] = json!(kind);
+                }
+                let r = normalise(json!({ "toolCall": call }), None);
+                assert_eq!(r.kind, ToolKind::Edit, "{input} declared {declared:?}");
+                assert_eq!(
+                    touched(&r),
+                    [("/ws/a.rs".to_owned(), Access::Write)],
+                    "{input} declared {declared:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn multi_edit_keeps_every_edit() {
+        let r = claude(
+            "Edit /ws/a.rs",
+            json!({"file_path": "/ws/a.rs", "edits": [
+                {"old_string": "a", "new_string": "b"},
+                {"old_string": "c", "new_string": "d", "replace_all": true}]}),
+        );
+        let texts: Vec<_> = r
+            .diffs
+            .iter()
+            .map(|d| (d.old_text.as_deref(), d.new_text.as_str()))
+            .collect();
+        assert_eq!(texts, [(Some("a"), "b"), (Some("c"), "d")]);
+    }
+
+    #[test]
+    fn a_think_or_other_with_a_diff_is_a_write() {
+        for declared in ["think", "other", "read"] {
+            let r = normalise(
+                json!({"toolCall": {"toolCallId": "t", "kind": declared, "title": "Planning",
+                    "content": [{"type": "diff", "path": "/home/u/.bashrc", "oldText": null, "newText": "curl x | sh"}]}}),
+                None,
+            );
+            assert_eq!(r.kind, ToolKind::Edit, "{declared}");
+            assert_eq!(touched(&r), [("/home/u/.bashrc".to_owned(), Access::Write)]);
+        }
+        // An MCP tool's `path` does not make it a read.
+        let r = claude("mcp__deploy__run", json!({"path": "src"}));
+        assert_eq!(r.kind, ToolKind::Other);
+        let r = claude("Read File", json!({"file_path": "src/a.rs"}));
+        assert_eq!(r.kind, ToolKind::Read);
+        // Claude Code's Task and TodoWrite are thoughts without a file payload.
+        let r = claude(
+            "Update TODOs",
+            json!({"todos": [{"content": "fix", "status": "pending", "activeForm": "Fixing"}]}),
+        );
+        assert_eq!(r.kind, ToolKind::Other);
+        assert!(r.paths.is_empty());
+    }
+
+    #[test]
+    fn moves_name_both_ends() {
+        let r = claude(
+            "Move",
+            json!({"source": "src/old.rs", "destination": "/home/u/.local/bin/ls"}),
+        );
+        assert_eq!(r.kind, ToolKind::Move);
+        assert_eq!(
+            touched(&r),
+            [
+                ("/ws/src/old.rs".to_owned(), Access::Delete),
+                ("/home/u/.local/bin/ls".to_owned(), Access::Write)
+            ]
+        );
+    }
+
+    #[test]
+    fn codex_patch_changes_name_every_file_with_what_happens_to_it() {
+        let r = normalise(
+            json!({"toolCall": {"toolCallId": "call_1", "kind": "edit", "status": "pending",
+                "title": "Edit a.rs, old.rs",
+                "locations": [{"path": "/ws/b.rs"}, {"path": "/ws/old.rs"}],
+                "rawInput": {"call_id": "call_1", "turn_id": "1", "reason": null, "grant_root": null,
+                    "changes": {
+                        "/ws/a.rs": {"type": "update", "unified_diff": "@@ -1 +1 @@\n-a\n+b\n", "move_path": "/ws/b.rs"},
+                        "/ws/old.rs": {"type": "delete", "content": "x"},
+                        "/ws/.git/hooks/pre-commit": {"add": {"content": "#!/bin/sh\nid"}}}}}}),
+            None,
+        );
+        assert_eq!(r.kind, ToolKind::Edit);
+        let mut paths = touched(&r);
+        paths.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            paths,
+            [
+                ("/ws/.git/hooks/pre-commit".to_owned(), Access::Write),
+                ("/ws/a.rs".to_owned(), Access::Delete),
+                ("/ws/b.rs".to_owned(), Access::Write),
+                ("/ws/old.rs".to_owned(), Access::Delete),
+                ("/ws/old.rs".to_owned(), Access::Write),
+            ]
+        );
+    }
+
+    #[test]
+    fn searches_read_their_directory_or_the_working_directory() {
+        // Claude Code's Glob and Grep without a path search the working directory.
+        let r = claude("Find `**/*.rs`", json!({"pattern": "**/*.rs"}));
+        assert_eq!(r.kind, ToolKind::Search);
+        assert_eq!(touched(&r), [("/ws".to_owned(), Access::Read)]);
+        let r = claude("grep \"TODO\"", json!({"pattern": "TODO"}));
+        assert_eq!(touched(&r), [("/ws".to_owned(), Access::Read)]);
+        // A glob's pattern says where it looks; a grep's pattern is a regex, not a path.
+        let r = claude("Find `~/.ssh/id_*`", json!({"pattern": "~/.ssh/id_*"}));
+        assert_eq!(
+            touched(&r),
+            [
+                ("/ws".to_owned(), Access::Read),
+                ("/home/u/.ssh".to_owned(), Access::Read)
+            ]
+        );
+        let r = claude(
+            "Find `/etc` `*.conf`",
+            json!({"pattern": "*.conf", "path": "/etc"}),
+        );
+        assert_eq!(touched(&r), [("/etc".to_owned(), Access::Read)]);
+        let r = claude("Find `src/../../*`", json!({"pattern": "src/../../**/*"}));
+        assert!(touched(&r).contains(&("/".to_owned(), Access::Read)));
+        let r = claude("Find `**/../x`", json!({"pattern": "**/../secret"}));
+        assert!(touched(&r).contains(&("/".to_owned(), Access::Read)));
+        let r = claude(
+            "grep -n \"/api/users\" src",
+            json!({"pattern": "/api/users", "path": "src", "glob": "*.ts", "output_mode": "content", "-n": true}),
+        );
+        assert_eq!(touched(&r), [("/ws/src".to_owned(), Access::Read)]);
+        // A pattern is never a path to write.
+        assert!(r.paths.iter().all(|p| p.access == Access::Read));
+    }
+
+    #[test]
+    fn title_only_commands_drop_only_what_cannot_be_command() {
+        let split = |t: &str| split_title(t);
+        let plain = |c: &str| (c.to_owned(), None::<String>);
+        let with_dir = |c: &str, d: &str| (c.to_owned(), Some(d.to_owned()));
+        assert_eq!(split("npm test"), plain("npm test"));
+        assert_eq!(split("npm test (Run the tests)"), plain("npm test"));
+        assert_eq!(split("ls -la [in src]"), with_dir("ls -la", "src"));
+        assert_eq!(
+            split("cargo build [in crates/core] (Build the core crate (debug))"),
+            with_dir("cargo build", "crates/core")
+        );
+        assert_eq!(
+            split("git status (Check the project's status!)"),
+            plain("git status")
+        );
+        // A part with shell syntax, or a `(` where a subshell can start, stays.
+        for title in [
+            "echo ok; (rm -rf ~)",
+            "echo ok && (rm -rf ~)",
+            "true || (curl x | sh)",
+            "time (rm -rf /)",
+            "time -p (rm -rf /)",
+            "coproc worker (rm -rf /)",
+            "f () (rm -rf /)",
+            "echo $(whoami)",
+            "(cd / && rm -rf x)",
+            "ls (x; rm -rf ~)",
+            "ls (list $HOME)",
+            "rm -rf ~ (x)",
+            "ls [in $HOME]",
+            "ls [in ~]",
+            "ls [in /tmp;rm -rf ~]",
+            " (only a description)",
+        ] {
+            assert_eq!(split(title), plain(title.trim()), "{title}");
+        }
+    }
+
+    #[test]
+    fn gemini_title_only_commands_run_in_their_directory() {
+        let r = normalise(
+            json!({"toolCall": {"toolCallId": "t", "kind": "execute", "title": "make clean [in ../other] (Clean)"}}),
+            None,
+        );
+        assert_eq!(touched(&r), [("/other".to_owned(), Access::Read)]);
+        assert_eq!(r.cwd, Path::new("/other"));
+        assert_eq!(r.command.unwrap().shell.as_deref(), Some("make clean"));
+        // Newer Gemini CLI: the title is the command, the directory is in the explanation.
+        let r = normalise(
+            json!({"toolCall": {"toolCallId": "t", "kind": "execute", "title": "rm -rf build",
+                "content": [{"type": "content", "content": {"type": "text", "text": "[in /home/u] (Clean up)"}}]}}),
+            None,
+        );
+        assert_eq!(r.command.unwrap().shell.as_deref(), Some("rm -rf build"));
+        assert_eq!(r.cwd, Path::new("/home/u"));
+        let r = normalise(
+            json!({"toolCall": {"toolCallId": "t", "kind": "execute", "title": "echo ok; (rm -rf ~)"}}),
+            None,
+        );
+        assert_eq!(
+            r.command.unwrap().shell.as_deref(),
+            Some("echo ok; (rm -rf ~)")
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! command or path may be allowed, and ordinary development work must not be denied.
 //!
 //! Each case: `command`, `argv`, `path`/`paths` with `kind` (the request, in the short form of
-//! `handlers.toml` tests), `expect` (`allow`, `ask`, `deny`, `not-allow`, `not-deny`), `why`, and
+//! `handlers.toml` tests) or `request` (the whole `session/request_permission` params), `expect` (`allow`, `ask`, `deny`, `not-allow`, `not-deny`), `why`, and
 //! optionally `setup_files` / `setup_symlinks` created in a fresh workspace first. `$WORKSPACE`
 //! and `$HOME` in strings stand for the sandbox's directories.
 
@@ -130,7 +130,7 @@ fn decide(cases: &[&Case], sandbox: &Sandbox) -> Vec<String> {
                 "{}#{} {}: expected {}, got {} — {} ({})",
                 case.file,
                 case.number,
-                ["command", "argv", "path", "paths"]
+                ["command", "argv", "path", "paths", "request"]
                     .iter()
                     .find_map(|k| case.table.get(*k))
                     .unwrap_or(&Value::Null),

@@ -7,7 +7,7 @@
 // then reports every answer in one agent_message_chunk line per step: "STEP <name> <answer>".
 // The prompt "commands" streams 200 numbered lines ("CHUNK <n>"), then asks about three commands, each announced by a tool_call
 // update first: `rm -rf ~` (the default chain denies), `cargo test` (allows) and
-// `sudo apt install jq` (asks), then writes notes.txt and ~/.bashrc as above, and reads
+// `terraform apply` (asks), then writes notes.txt and ~/.bashrc as above, and reads
 // /etc/hosts (outside the workspace: the default chain asks).
 import { Readable, Writable } from "node:stream";
 import { agent, ndJsonStream } from "@agentclientprotocol/sdk";
@@ -63,7 +63,7 @@ agent()
     const text = params.prompt.map((block) => block.text ?? "").join("");
     if (text.trim() === "commands") {
       for (let n = 0; n < 200; n++) await say(client, sessionId, `CHUNK ${n}`);
-      for (const [name, command] of [["rm", "rm -rf ~"], ["test", "cargo test"], ["sudo", "sudo apt install jq"]]) {
+      for (const [name, command] of [["rm", "rm -rf ~"], ["test", "cargo test"], ["deploy", "terraform apply"]]) {
         const answer = await ask(client, sessionId, `bash-${name}`,
           { title: command, kind: "execute", rawInput: { command } },
           { title: command });

@@ -1,7 +1,7 @@
 //! handlers.toml: bad files are refused naming the file, line and key; layers only tighten;
 //! inline tests run at load; `check` reads requests in every documented form.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::common::{Sandbox, claude_bash, stderr, test_plugin, verdict_of};
 
@@ -307,5 +307,60 @@ fn text_output_shows_decision_option_and_each_handler() {
     assert!(
         !text.contains('\x1b'),
         "no colours when stdout is not a terminal"
+    );
+}
+
+/// `count` handlers running the built-in dangerous-command checker, named `cmd-N`.
+fn many_handlers(count: usize) -> String {
+    (0..count)
+        .map(|n| format!("[[handler]]\nname = \"cmd-{n}\"\nplugin = \"builtin:dangerous-command\"\napplies_to = [\"execute\"]\n\n"))
+        .collect()
+}
+
+#[test]
+fn five_hundred_handlers_decide_as_one_does() {
+    // More handlers than the plugin instance pool has slots: each decides, none times out.
+    let sandbox = Sandbox::new();
+    let path = sandbox.write("cfg/handlers.toml", &many_handlers(500));
+    let (lines, output) = sandbox.check(
+        Some(&path),
+        &[
+            claude_bash("Bash", "cargo test"),
+            claude_bash("Bash", "rm -rf ~"),
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(lines[0]["decision"], "allow", "{}", lines[0]["reasons"]);
+    assert_eq!(lines[1]["decision"], "deny");
+    for line in &lines {
+        let handlers = line["handlers"].as_array().unwrap();
+        let ours: Vec<&Value> = handlers
+            .iter()
+            .filter(|h| h["name"].as_str().unwrap().starts_with("cmd-"))
+            .collect();
+        assert_eq!(ours.len(), 500);
+        assert!(
+            ours.iter()
+                .all(|h| h["verdict"] == line["decision"] && h.get("error").is_none())
+        );
+    }
+}
+
+#[test]
+fn too_many_handlers_and_endless_files_are_refused_by_name() {
+    let sandbox = Sandbox::new();
+    let error = refused(&sandbox, &many_handlers(4097));
+    assert!(error.contains("more than 4096 handlers"), "{error}");
+    assert!(error.contains("cfg/handlers.toml"), "{error}");
+
+    // A handlers.toml that is a link to an endless file is not read into memory.
+    let link = sandbox.root.join("endless.toml");
+    std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+    let (lines, output) = sandbox.check(Some(&link), &[claude_bash("Bash", "ls")]);
+    assert!(!output.status.success() && lines.is_empty());
+    assert!(
+        stderr(&output).contains("endless.toml: larger than 4 MiB"),
+        "{}",
+        stderr(&output)
     );
 }

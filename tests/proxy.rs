@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{Sandbox, sdk_agent_script, stderr, test_agents};
+use crate::common::{BIN, Sandbox, sdk_agent_script, stderr, test_agents};
 
 const PATIENCE: Duration = Duration::from_secs(30);
 
@@ -94,7 +94,7 @@ fn acpx_through_the_proxy_gets_only_the_real_questions() {
         "a safe command proceeds"
     );
     assert_eq!(
-        step("sudo"),
+        step("deploy"),
         "selected:allow-once",
         "the ask reached acpx, which approved it"
     );
@@ -117,7 +117,7 @@ fn acpx_through_the_proxy_gets_only_the_real_questions() {
             .any(|m| m["method"] == "fs/read_text_file" && m["params"]["path"] == "/etc/hosts"),
         "the read allowed in acpx was forwarded to it"
     );
-    // acpx saw a permission request for the asks only: the agent's for `sudo`, with the
+    // acpx saw a permission request for the asks only: the agent's for `terraform apply`, with the
     // handlers' reason in its title, and acp-gate's own for the read outside the workspace.
     let asked: Vec<&Value> = messages
         .iter()
@@ -127,7 +127,7 @@ fn acpx_through_the_proxy_gets_only_the_real_questions() {
     assert_eq!(asked.len(), 2, "only the asks reach acpx: {asked:?}");
     let title = asked[0]["title"].as_str().unwrap();
     assert!(
-        title.starts_with("sudo apt install jq — acp-gate: ") && title.contains("sudo"),
+        title == "terraform apply — acp-gate: no handler had an opinion; the policy default is ask",
         "{title}"
     );
     assert!(
@@ -140,7 +140,7 @@ fn acpx_through_the_proxy_gets_only_the_real_questions() {
     );
     let answers = audit_answers(&audit);
     assert!(
-        answers.contains(&("sudo apt install jq".into(), "allow-once (editor)".into()))
+        answers.contains(&("terraform apply".into(), "allow-once (editor)".into()))
             && answers.contains(&("Read /etc/hosts".into(), "allowed (editor)".into())),
         "the audit log records what the editor answered: {answers:?}"
     );
@@ -324,12 +324,15 @@ fn the_editor_sees_every_update_in_order_and_only_the_real_questions() {
                 let tool_call = &message["params"]["toolCall"];
                 let title = tool_call["title"].as_str().unwrap();
                 assert!(
-                    title.contains(" — acp-gate: builtin-"),
+                    title.contains(" — acp-gate: builtin-")
+                        || title.ends_with(
+                            " — acp-gate: no handler had an opinion; the policy default is ask"
+                        ),
                     "the reasons are in the title: {tool_call}"
                 );
                 let answer = match tool_call["toolCallId"].as_str().unwrap() {
                     // The agent's ask: the editor's answer reaches the agent as it is.
-                    "bash-sudo" => "reject",
+                    "bash-deploy" => "reject",
                     // acp-gate's own ask about the agent's read outside the workspace.
                     id if id.starts_with("acp-gate/") => {
                         assert_eq!(tool_call["kind"], "read");
@@ -361,14 +364,14 @@ fn the_editor_sees_every_update_in_order_and_only_the_real_questions() {
     }
     let chunks: Vec<String> = (0..200).map(|n| format!("CHUNK {n}")).collect();
     assert_eq!(texts[..200], chunks[..], "every update, in order");
-    assert_eq!(tool_calls, ["bash-rm", "bash-test", "bash-sudo"]);
+    assert_eq!(tool_calls, ["bash-rm", "bash-test", "bash-deploy"]);
     assert_eq!(asks, 2);
     assert_eq!(
         texts[200..204].to_vec(),
         [
             "STEP rm selected:reject",
             "STEP test selected:allow-once",
-            "STEP sudo selected:reject",
+            "STEP deploy selected:reject",
             "STEP write-inside written",
         ]
     );
@@ -384,7 +387,7 @@ fn the_editor_sees_every_update_in_order_and_only_the_real_questions() {
         "the denied write of ~/.bashrc never reached the editor"
     );
     let answers = audit_answers(&audit);
-    assert!(answers.contains(&("sudo apt install jq".into(), "reject (editor)".into())));
+    assert!(answers.contains(&("terraform apply".into(), "reject (editor)".into())));
     assert!(answers.contains(&("rm -rf ~".into(), "reject".into())));
     assert!(answers.contains(&("Read /etc/hosts".into(), "allowed (editor)".into())));
 
@@ -413,11 +416,11 @@ fn a_cancel_during_a_pending_ask_answers_cancelled_and_reaches_the_agent() {
     );
     let step = loop {
         let message = editor.next();
-        if let Some(text) = text_of(&message).filter(|t| t.starts_with("STEP sudo")) {
+        if let Some(text) = text_of(&message).filter(|t| t.starts_with("STEP deploy")) {
             break text.to_owned();
         }
     };
-    assert_eq!(step, "STEP sudo cancelled");
+    assert_eq!(step, "STEP deploy cancelled");
     // The editor answers the ask late: the agent, already answered, must not see it twice.
     editor.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow-once"}}}));
     let rest = editor.until_response(prompt);
@@ -428,11 +431,11 @@ fn a_cancel_during_a_pending_ask_answers_cancelled_and_reaches_the_agent() {
         "the agent went on after the cancel: {rest:?}"
     );
     let answers = audit_answers(&audit);
-    assert!(answers.contains(&("sudo apt install jq".into(), "cancelled".into())));
+    assert!(answers.contains(&("terraform apply".into(), "cancelled".into())));
     assert!(
         !answers
             .iter()
-            .any(|(title, a)| title.starts_with("sudo") && a.contains("(editor)")),
+            .any(|(title, a)| title.starts_with("terraform") && a.contains("(editor)")),
         "the late answer is not taken: {answers:?}"
     );
 }
@@ -527,5 +530,102 @@ fn agent_lines_the_gate_cannot_read_never_reach_the_editor() {
     assert!(
         err.contains("`fs/write_text_file` without an id; not forwarded"),
         "{err}"
+    );
+}
+
+#[test]
+fn a_thousand_requests_at_once_through_the_proxy_are_each_decided_as_alone() {
+    let sandbox = Sandbox::new();
+    let audit = audit_of(&sandbox);
+    let agent = [BIN, "demo-agent", "--script", "flood:1000"];
+    let mut editor = Editor::start(&sandbox, &audit, &agent);
+    // A thousand decisions shown on stderr fill a pipe nobody reads.
+    let mut shown = editor.child.stderr.take().unwrap();
+    std::thread::spawn(move || std::io::copy(&mut shown, &mut std::io::sink()));
+    let session = editor.open_session(&sandbox.workspace);
+    let id = editor.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+    );
+    let seen = editor.until_response(id);
+    assert!(
+        seen.iter()
+            .filter_map(text_of)
+            .any(|text| text.contains("flood: 1000 of 1000 decided as alone")),
+        "{:?}",
+        seen.iter().filter_map(text_of).collect::<Vec<_>>()
+    );
+    // None of them needed the editor.
+    assert!(
+        !seen
+            .iter()
+            .any(|m| m["method"] == "session/request_permission"),
+        "an ask reached the editor"
+    );
+    assert_eq!(audit_answers(&audit).len(), 1000);
+}
+
+#[test]
+fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_is_answered() {
+    // The agent asks about `terraform apply` (an ask: it goes to the editor) and, while that is
+    // pending, sends another request on the same id.
+    let sandbox = Sandbox::new();
+    let ask = |command: &str| {
+        json!({"jsonrpc": "2.0", "id": 7, "method": "session/request_permission", "params": {
+            "sessionId": "s", "toolCall": {"toolCallId": command, "title": command, "rawInput": {"command": command}},
+            "options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}, {"optionId": "no", "name": "Reject", "kind": "reject_once"}]}})
+    };
+    let replies = sandbox.root.join("replies.jsonl");
+    let script = format!(
+        "printf '%s\\n' '{}'; sleep 1; printf '%s\\n' '{}'; exec cat > {}",
+        ask("terraform apply"),
+        ask("cargo test"),
+        replies.display()
+    );
+    let mut editor = Editor::start(&sandbox, &audit_of(&sandbox), &["sh", "-c", &script]);
+    let forwarded = editor.next();
+    assert_eq!(
+        forwarded["method"], "session/request_permission",
+        "{forwarded}"
+    );
+    assert_eq!(forwarded["id"], 7);
+    // The second request is refused at once; only then does the editor answer the first.
+    let started = Instant::now();
+    while !std::fs::read_to_string(&replies).is_ok_and(|r| r.contains("already in use")) {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the reused id was not refused"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    editor.send(json!({"jsonrpc": "2.0", "id": 7, "result": {"outcome": {"outcome": "selected", "optionId": "ok"}}}));
+    while std::fs::read_to_string(&replies).unwrap().lines().count() < 2 {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the first request was not answered"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let replies: Vec<Value> = std::fs::read_to_string(&replies)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(replies.len(), 2, "{replies:?}");
+    assert!(
+        replies[0]["error"]["data"]
+            .as_str()
+            .unwrap()
+            .contains("already in use")
+    );
+    assert_eq!(
+        replies[1]["result"]["outcome"]["optionId"], "ok",
+        "{replies:?}"
+    );
+    // Only the first was decided.
+    let answers = audit_answers(&audit_of(&sandbox));
+    assert_eq!(
+        answers,
+        [("terraform apply".to_owned(), "ok (editor)".to_owned())]
     );
 }

@@ -375,6 +375,50 @@ fn many_permission_requests_in_one_session_are_all_answered() {
     assert_eq!(audit_lines(&audit).len(), count);
 }
 
+#[test]
+fn a_thousand_requests_at_once_are_each_decided_as_alone() {
+    // More requests at once than the plugin instance pool has slots: waiting for one must
+    // not count against a handler's deadline (it used to turn `cargo test` into a timeout deny).
+    let sandbox = Sandbox::new();
+    let audit = sandbox.root.join("audit.jsonl");
+    let count = 1000;
+    let output = run_demo_agent(
+        &sandbox,
+        &["run", "--audit", audit.to_str().unwrap(), "-p", "go"],
+        &format!("flood:{count}"),
+    );
+    assert_eq!(code(&output), 0, "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(&format!("flood: {count} of {count} decided as alone")),
+        "{stdout}"
+    );
+    assert_eq!(audit_lines(&audit).len(), count);
+}
+
+#[test]
+fn a_run_whose_decisions_cannot_be_recorded_exits_5() {
+    // /dev/full: the audit log opens, every write fails (a full disk).
+    let sandbox = Sandbox::new();
+    let output = run_demo_agent(
+        &sandbox,
+        &["run", "--audit", "/dev/full", "-p", "go"],
+        "soak:3",
+    );
+    assert_eq!(code(&output), 5, "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("soak: 0 of 3 allowed"),
+        "{}",
+        describe(&output)
+    );
+    assert!(
+        stderr(&output).contains("could not be written to the audit log"),
+        "{}",
+        describe(&output)
+    );
+}
+
 // --- A real terminal -------------------------------------------------------------------------
 
 /// `acp-gate ARGS` under a pseudo-terminal (util-linux `script`), with the sandbox's

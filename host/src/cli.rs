@@ -32,7 +32,7 @@ enum Command {
     /// The bundled demo agent itself, speaking ACP on stdio (what `acp-gate demo` spawns).
     #[command(hide = true)]
     DemoAgent {
-        /// demo, ask, repeat, inject, die or soak:N.
+        /// demo, ask, repeat, inject, die, soak:N or flood:N.
         #[arg(long, default_value = "demo")]
         script: String,
     },

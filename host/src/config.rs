@@ -19,6 +19,31 @@ use crate::runtime::{Grant, Limits, default_grants};
 use crate::shorthand;
 use crate::verdict::Verdict;
 
+/// The largest configuration file acp-gate reads (handlers.toml, CASES.toml, a plugin's
+/// config): a file past it (or a link to an endless one) is refused, not read into memory.
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+/// The most handlers a policy may have, all layers together: each decision runs them all.
+pub const MAX_HANDLERS: usize = 4096;
+
+/// Reads a configuration file as text, up to [`MAX_FILE_BYTES`].
+pub fn read_file(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let mut text = String::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .with_context(|| format!("{}: cannot read as UTF-8 text", path.display()))?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        bail!(
+            "{}: larger than {} MiB; acp-gate reads configuration files up to that size",
+            path.display(),
+            MAX_FILE_BYTES >> 20
+        );
+    }
+    Ok(text)
+}
+
 /// Where a layer comes from, most authoritative first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -279,8 +304,7 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
     while index < layers.len() {
         let (tier, path) = layers[index].clone();
         index += 1;
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let text = read_file(&path)?;
         let source = Source {
             path: &path,
             text: &text,
@@ -353,6 +377,13 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
                 );
             }
             policy.handlers.push(spec);
+            if policy.handlers.len() > MAX_HANDLERS {
+                return source.error(
+                    entry.span(),
+                    &format!("handler[{position}]"),
+                    format!("more than {MAX_HANDLERS} handlers in all layers; acp-gate runs at most {MAX_HANDLERS}"),
+                );
+            }
         }
     }
 

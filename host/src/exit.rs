@@ -11,6 +11,9 @@ pub const USAGE: u8 = 2;
 pub const ESCALATED: u8 = 3;
 /// `run`, `proxy`: the agent died, never answered, or broke the protocol.
 pub const AGENT_FAILED: u8 = 4;
+/// `run`, `proxy`: at least one decision could not be written to the audit log (that request
+/// was refused: a decision that is not recorded is not made).
+pub const UNRECORDED: u8 = 5;
 /// SIGHUP (128 + 1): `proxy` stops the agent first.
 pub const HANGUP: u8 = 129;
 /// SIGINT or Ctrl-C (128 + 2): `run` cancelled a one-shot turn or was interrupted twice.

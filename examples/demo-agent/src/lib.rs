@@ -45,21 +45,25 @@ pub enum Script {
     Die,
     /// `count` permission requests for `cargo test`, for soak tests.
     Soak(u32),
+    /// `count` permission requests sent at once, `cargo test` and `rm -rf ~` in turn: load
+    /// must not change a decision.
+    Flood(u32),
 }
 
 impl Script {
-    /// `demo`, `ask`, `repeat`, `inject`, `die` or `soak:N`.
+    /// `demo`, `ask`, `repeat`, `inject`, `die`, `soak:N` or `flood:N`.
     pub fn parse(name: &str) -> Option<Script> {
+        let counted = |prefix: &str| name.strip_prefix(prefix).and_then(|n| n.parse().ok());
+        if let Some(count) = counted("flood:") {
+            return Some(Script::Flood(count));
+        }
         match name {
             "demo" => Some(Script::Demo),
             "ask" => Some(Script::Ask),
             "repeat" => Some(Script::Repeat),
             "inject" => Some(Script::Inject),
             "die" => Some(Script::Die),
-            _ => name
-                .strip_prefix("soak:")
-                .and_then(|n| n.parse().ok())
-                .map(Script::Soak),
+            _ => counted("soak:").map(Script::Soak),
         }
     }
 }
@@ -211,6 +215,32 @@ async fn run_script(
                 }
             }
             say(cx, session, &format!("soak: {allowed} of {count} allowed"))?;
+            Ok(stop_reason(session))
+        }
+        Script::Flood(count) => {
+            let asks = (0..count).map(|n| {
+                let (step, expected) = match n % 2 {
+                    0 => (
+                        ToolStep::bash("cargo-test", "cargo test", "Run the tests"),
+                        "selected allow",
+                    ),
+                    _ => (
+                        ToolStep::bash("rm-home", "rm -rf ~", "Clean up"),
+                        "selected reject",
+                    ),
+                };
+                async move { ask(cx, session, n + 1, step).await.map(|a| a == expected) }
+            });
+            let right = futures::future::join_all(asks)
+                .await
+                .into_iter()
+                .filter(|answer| matches!(answer, Ok(true)))
+                .count();
+            say(
+                cx,
+                session,
+                &format!("flood: {right} of {count} decided as alone"),
+            )?;
             Ok(stop_reason(session))
         }
     }

@@ -5,11 +5,12 @@
 //! runs in tasks spawned off the connection's dispatch loop, so a slow plugin or a person
 //! thinking never stalls the stream.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Mutex, RwLock};
 
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Error, ErrorCode, UntypedMessage};
+use agent_client_protocol::{Agent, Error, ErrorCode, RawJsonRpcId, UntypedMessage};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -73,6 +74,8 @@ pub struct Client {
     /// True from `session/cancel` until the next turn starts.
     cancelled: watch::Sender<bool>,
     terminals: Terminals,
+    /// The ids of the gated requests not answered yet.
+    in_flight: Mutex<HashSet<RawJsonRpcId>>,
 }
 
 impl Client {
@@ -84,6 +87,7 @@ impl Client {
             prompter,
             cancelled: watch::channel(false).0,
             terminals: Terminals::default(),
+            in_flight: Mutex::default(),
         }
     }
 
@@ -110,7 +114,7 @@ impl Client {
 
     /// The session rules, for the interactive `/rules` and `/forget N` commands.
     pub fn with_rules<T>(&self, f: impl FnOnce(&mut SessionRules) -> T) -> T {
-        f(&mut self.rules.lock().unwrap_or_else(|p| p.into_inner()))
+        f(&mut lock(&self.rules))
     }
 
     pub fn shutdown(&self) {
@@ -147,11 +151,25 @@ impl Client {
         let (method, params) = message.into_parts();
         let client = self.clone();
         if let Some(asked) = self.gate.read(&method, params.clone()) {
+            let id = responder.raw_id().clone();
+            if !lock(&self.in_flight).insert(id.clone()) {
+                // Two answers on one id could be matched to either request: the second is
+                // refused and never decided; the first is answered as usual.
+                self.gate.output.error(&format!(
+                    "the agent sent `{method}` with id {id}, which a request still in flight has; refused"
+                ));
+                return responder.respond_with_error(Error::invalid_request().data(json!(
+                    format!(
+                        "request id {id} is already in use by a request acp-gate has not answered"
+                    )
+                )));
+            }
             return cx.spawn(async move {
                 let result = match asked {
                     Ok(asked) => client.gated(asked).await,
                     Err(error) => Err(error),
                 };
+                lock(&client.in_flight).remove(&id);
                 let _ = match result {
                     Ok(value) => responder.respond(value),
                     Err(error) => responder.respond_with_error(error),
@@ -422,6 +440,10 @@ impl Client {
             Error::new(ErrorCode::from(code), format!("{error:#}"))
         })
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn respond(responder: Responder<Value>, result: anyhow::Result<Value>) {

@@ -6,7 +6,7 @@
 //! editor, forwards and cancels.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use agent_client_protocol::{Error, ErrorCode};
 use serde_json::{Value, json};
@@ -16,6 +16,7 @@ use super::output::Output;
 use super::tracker::ToolCallTracker;
 use crate::audit::AuditLog;
 use crate::chain::{Chain, Decision};
+use crate::exit;
 use crate::record::{Escalation, ResolvedBy};
 use crate::request::{OptionKind, SessionContext, ToolRequest};
 
@@ -160,6 +161,8 @@ pub struct Gate {
     pub output: Output,
     tracker: Mutex<ToolCallTracker>,
     pub tally: Tally,
+    /// Set when a decision could not be written to the audit log.
+    unrecorded: AtomicBool,
 }
 
 impl Gate {
@@ -173,6 +176,7 @@ impl Gate {
             output,
             tracker: Mutex::default(),
             tally: Tally::default(),
+            unrecorded: AtomicBool::new(false),
         }
     }
 
@@ -235,6 +239,7 @@ impl Gate {
         let recorded = by.annotate(&answer.word(), answer.message());
         if let Err(error) = self.audit.record(request, decision, &recorded) {
             self.output.error(&format!("{error:#}"));
+            self.unrecorded.store(true, Ordering::Relaxed);
             return Reply::Error(unrecorded());
         }
         let word = answer.word();
@@ -290,6 +295,20 @@ impl Gate {
 
     pub fn escalations(&self) -> usize {
         self.tally.escalated.load(Ordering::Relaxed)
+    }
+
+    /// The exit code of a run or proxy that ended with `code`: [`exit::UNRECORDED`] instead
+    /// of a success when some decision could not be recorded.
+    pub fn exit_code(&self, code: u8) -> u8 {
+        if !self.unrecorded.load(Ordering::Relaxed) || !matches!(code, exit::OK | exit::ESCALATED) {
+            return code;
+        }
+        self.output.error(&format!(
+            "some decisions could not be written to the audit log {} and were refused (exit code {})",
+            self.audit.path().display(),
+            exit::UNRECORDED
+        ));
+        exit::UNRECORDED
     }
 }
 

@@ -72,6 +72,7 @@ pub async fn serve(gate: Gate, workspace: PathBuf, agent: &[String]) -> Result<u
         opening: Mutex::default(),
         held: Mutex::default(),
         answered: Mutex::default(),
+        in_flight: Mutex::default(),
         cancels: Mutex::default(),
         next_id: AtomicU64::new(1),
         editor: Sink::new(std::io::stdout()),
@@ -129,7 +130,7 @@ pub async fn serve(gate: Gate, workspace: PathBuf, agent: &[String]) -> Result<u
         signal = terminated() => signal,
     };
     stop_group(group, &mut exited).await;
-    Ok(code)
+    Ok(proxy.gate.exit_code(code))
 }
 
 /// A request acp-gate holds while the editor decides.
@@ -157,6 +158,8 @@ struct Proxy {
     /// Ids whose answer from the editor must not reach the agent: acp-gate answered them
     /// already (a cancel), or they were acp-gate's own requests.
     answered: Mutex<HashSet<String>>,
+    /// The ids (raw JSON) of the agent's gated requests not answered or forwarded yet.
+    in_flight: Mutex<HashSet<String>>,
     /// Per session, how many `session/cancel`s the editor sent: a decision that finishes after
     /// one is answered `cancelled`.
     cancels: Mutex<HashMap<String, u64>>,
@@ -291,13 +294,25 @@ impl Proxy {
                 }
                 (Some(method), Some(id)) => {
                     if id.get().starts_with(&format!("\"{OWN_ID_PREFIX}")) {
-                        let error = Error::invalid_request().data(json!(format!(
+                        self.refuse(id, format!(
                             "request ids starting with `{OWN_ID_PREFIX}` are reserved by acp-gate"
-                        )));
-                        self.answer_agent(id, Reply::Error(error));
+                        ));
                         return false;
                     }
                     if let Some(gated) = self.gated(method, id, &envelope, text) {
+                        if !lock(&self.in_flight).insert(id.get().to_owned()) {
+                            // Two answers on one id could be matched to either request: the
+                            // second is refused and never decided; the first goes on.
+                            self.gate.output.error(&format!(
+                                "the agent sent `{method}` with id {}, which a request still in flight has; refused",
+                                id.get()
+                            ));
+                            self.refuse(id, format!(
+                                "request id {} is already in use by a request acp-gate has not answered",
+                                id.get()
+                            ));
+                            return false;
+                        }
                         let proxy = self.clone();
                         self.runtime.spawn(async move { proxy.decide(gated).await });
                         return false;
@@ -402,10 +417,12 @@ impl Proxy {
         }
     }
 
-    /// A call's reply: forwarded to the editor when it may go ahead, else answered.
+    /// A call's reply: forwarded to the editor when it may go ahead (the editor answers it
+    /// from then on), else answered.
     fn forward_or_answer(&self, id: &RawValue, line: &str, reply: Reply) {
         match reply {
             Reply::Proceed => {
+                lock(&self.in_flight).remove(id.get());
                 let _ = self.editor.send(line);
             }
             reply => self.answer_agent(id, reply),
@@ -506,12 +523,22 @@ impl Proxy {
         self.answer_agent(id, reply);
     }
 
+    /// Answers a gated request of the agent's, which is then no longer in flight.
     fn answer_agent(&self, id: &RawValue, reply: Reply) {
         let message = match reply {
             Reply::Outcome(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
             Reply::Error(error) => json!({ "jsonrpc": "2.0", "id": id, "error": error }),
             Reply::Proceed => unreachable!("a call that proceeds is forwarded, not answered"),
         };
+        lock(&self.in_flight).remove(id.get());
+        let _ = self.agent.send(&message.to_string());
+    }
+
+    /// Refuses a request of the agent's that is not judged at all (its id is reserved or
+    /// already in flight): an `invalid_request` error saying why.
+    fn refuse(&self, id: &RawValue, why: String) {
+        let error = Error::invalid_request().data(json!(why));
+        let message = json!({ "jsonrpc": "2.0", "id": id, "error": error });
         let _ = self.agent.send(&message.to_string());
     }
 

@@ -176,7 +176,9 @@ fn write_project(root: &Path) -> Result<()> {
 /// The hidden `acp-gate demo-agent --script NAME`: the demo agent on stdin/stdout.
 pub async fn agent(script: &str) -> Result<u8> {
     let Some(script) = acp_gate_demo_agent::Script::parse(script) else {
-        anyhow::bail!("unknown demo script `{script}` (demo, ask, repeat, inject, die, soak:N)");
+        anyhow::bail!(
+            "unknown demo script `{script}` (demo, ask, repeat, inject, die, soak:N, flood:N)"
+        );
     };
     acp_gate_demo_agent::serve_stdio(script)
         .await

@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use crate::args::OutputFormat;
 use crate::cache::CompileCache;
 use crate::chain::Chain;
-use crate::config::{Control, HandlerSpec, PluginRef, Policy, Tier};
+use crate::config::{self, Control, HandlerSpec, PluginRef, Policy, Tier};
 use crate::digest::sha256_hex;
 use crate::exit;
 use crate::request::SessionContext;
@@ -171,8 +171,7 @@ struct CaseResult {
 }
 
 async fn test(args: TestArgs) -> Result<u8> {
-    let cases_text = std::fs::read_to_string(&args.cases)
-        .with_context(|| format!("{}: cannot read", args.cases.display()))?;
+    let cases_text = config::read_file(&args.cases)?;
     let file: CasesFile = toml::from_str(&cases_text)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.cases.display()))?;
     if file.case.is_empty() {
@@ -348,8 +347,7 @@ fn case_name(table: &toml::Table, number: usize) -> String {
 
 /// A config file: JSON as it is; TOML (the `[handler.config]` table's content) turned into JSON.
 fn config_from_file(path: &Path) -> Result<String> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let text = config::read_file(path)?;
     if path.extension().is_some_and(|e| e == "json") {
         let value: serde_json::Value =
             serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;

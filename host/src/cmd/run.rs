@@ -118,6 +118,7 @@ pub(super) async fn start(
         },
     )
     .await;
+    let code = client.gate.exit_code(code);
     client.gate.output.end(code, client.gate.escalations());
     Ok((code, client))
 }

@@ -97,6 +97,12 @@ pub struct Batch {
     used: Vec<Used>,
 }
 
+/// Where an evaluation's instance comes from: the handler's spare, or a pool slot to make one in.
+enum Ready {
+    Spare(Instance),
+    Slot(Result<OwnedSemaphorePermit, Failure>),
+}
+
 /// What a batch has to clean up for one evaluation.
 struct Used {
     instance: Option<Instance>,
@@ -115,13 +121,23 @@ impl Batch {
         config: &str,
         limits: Limits,
     ) -> Evaluation {
+        // A pool slot is waited for before the handler's clock starts: however loaded the
+        // gate is, a handler's deadline counts its own run only.
+        let spare = lock(&plugin.spare).take().filter(|s| s.limits == limits);
+        let ready = match spare {
+            Some(spare) => Ready::Spare(spare),
+            None => Ready::Slot(self.slot().await),
+        };
         let started = Instant::now();
         let deadline = limits.timeout + EPOCH_TICK * 4;
-        let spare = lock(&plugin.spare).take().filter(|s| s.limits == limits);
         let run = async {
-            let mut instance = match spare {
-                Some(instance) => instance,
-                None => self.runtime.instantiate(plugin, limits).await?,
+            let mut instance = match ready {
+                Ready::Spare(instance) => instance,
+                Ready::Slot(slot) => {
+                    self.runtime
+                        .instantiate_in(&plugin.pre, slot?, limits)
+                        .await?
+                }
             };
             let outcome = instance.evaluate(request, config).await;
             Ok::<_, Failure>((outcome, instance.take_logs(), instance))
@@ -138,6 +154,10 @@ impl Batch {
             Ok(Err(error)) => (Err(error), Vec::new(), None),
             Ok(Ok((outcome, logs, instance))) => (outcome, logs, Some(instance)),
         };
+        // Its clean-up waits for the end of the batch only while the pool has room to spare;
+        // under load the slot is given back now.
+        let room = self.runtime.slots.available_permits() >= POOL_INSTANCES as usize / 2;
+        let instance = instance.filter(|_| room);
         self.used.push(Used {
             instance,
             pre: plugin.pre.clone(),
@@ -149,6 +169,24 @@ impl Batch {
             logs,
             elapsed: started.elapsed(),
         }
+    }
+
+    /// A free pool slot. When there is none, the instances this batch still holds are dropped
+    /// first: a decision that waits holds no slot that another waiting decision needs, so any
+    /// number of handlers and of concurrent decisions goes through a pool of any size.
+    async fn slot(&mut self) -> Result<OwnedSemaphorePermit, Failure> {
+        if let Ok(slot) = self.runtime.slots.clone().try_acquire_owned() {
+            return Ok(slot);
+        }
+        for used in &mut self.used {
+            drop(used.instance.take());
+        }
+        self.runtime
+            .slots
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| Failure::Trap(e.to_string()))
     }
 }
 

@@ -364,3 +364,30 @@ fn too_many_handlers_and_endless_files_are_refused_by_name() {
         stderr(&output)
     );
 }
+
+#[test]
+fn check_piped_into_a_reader_that_stops_early_ends_quietly() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let sandbox = Sandbox::new();
+    let requests: String = (0..1000)
+        .map(|_| format!("{}\n", claude_bash("Bash", "ls")))
+        .collect();
+    let mut child = sandbox
+        .command(&["check", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::spawn(move || stdin.write_all(requests.as_bytes()));
+    // `acp-gate check - | head -1`.
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("ALLOW"), "{first}");
+    let output = child.wait_with_output().unwrap();
+    assert!(!stderr(&output).contains("panicked"), "{}", stderr(&output));
+}

@@ -56,6 +56,13 @@ pub fn main() -> ExitCode {
             });
         }
     };
+    if matches!(cli.command, Command::Check(_) | Command::Plugin(_)) {
+        // Their output is for people and pipes (`acp-gate check ... | head`): a reader that
+        // goes away ends them quietly, as it does any filter. Not `run` and `proxy`, which
+        // must see a closed agent pipe as an error to report.
+        // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

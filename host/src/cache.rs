@@ -1,29 +1,69 @@
 //! The on-disk cache of compiled plugins, keyed by the component's sha256 and the engine's
 //! compatibility hash, so that a plugin is compiled once per machine and wasmtime version.
 //!
-//! The cache holds native code that acp-gate will run: its directory is among the path
-//! validator's protected paths, and files are written atomically (temp file, then rename).
+//! A cache entry is native code that acp-gate will run, and wasmtime deserialises only trusted
+//! bytes safely. So an entry is a header that binds it to its component's sha256, the engine's
+//! compatibility hash and the sha256 of the compiled bytes, and all three are checked (after
+//! reading the file once, from memory) before the bytes reach `Component::deserialize`: a
+//! corrupted, truncated or swapped entry is compiled again, never loaded. Files are written
+//! atomically (temp file, then rename); the user's cache directory is among the path
+//! validator's protected paths, and an org's cache (`[settings] cache_dir`) is only read.
+//! The built-in plugins never come from here (see `runtime::load`).
 
+use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+use crate::digest::sha256_hex;
+
+/// The first line of every entry; a new layout gets a new one.
+const MAGIC: &[u8] = b"acp-gate compiled plugin v1\n";
+/// The header: `MAGIC`, then the component's sha256, the engine key and the compiled bytes'
+/// sha256, each in hexadecimal on a line of its own.
+const HEADER_LEN: usize = MAGIC.len() + (64 + 1) + (16 + 1) + (64 + 1);
+/// No entry is larger (a Python plugin's is ~100 MB): a bigger file is not read.
+const MAX_ENTRY: u64 = 1 << 30;
+
+/// Where compiled plugins are read from and written to.
+#[derive(Debug, Clone, Default)]
+pub struct CacheDirs {
+    /// Read and written: the user's cache ([`CompileCache::default_dir`]), or the directory
+    /// `acp-gate plugin precompile` fills.
+    pub writable: Option<PathBuf>,
+    /// A managed install's cache (the org file's `cache_dir`), never written: the plugins the
+    /// org file pins come from it only (neither read from nor written to `writable`), and the
+    /// built-in plugins too where only root can write it.
+    pub managed: Option<Managed>,
+    /// Filling `writable` ahead of time (`plugin precompile`): the built-in plugins are
+    /// stored too, and a write that fails is an error, not only time lost.
+    pub precompile: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Managed {
+    pub dir: PathBuf,
+    /// The sha256 of every plugin the org file pins.
+    pub digests: BTreeSet<String>,
+}
+
 pub struct CompileCache {
-    dir: PathBuf,
+    dirs: CacheDirs,
     engine: Engine,
     engine_key: String,
 }
 
 impl CompileCache {
-    pub fn new(dir: PathBuf, engine: &Engine) -> CompileCache {
+    pub fn new(dirs: CacheDirs, engine: &Engine) -> CompileCache {
         let mut hasher = std::hash::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         env!("CARGO_PKG_VERSION").hash(&mut hasher);
         CompileCache {
-            dir,
+            dirs,
             engine: engine.clone(),
             engine_key: format!("{:016x}", hasher.finish()),
         }
@@ -42,38 +82,147 @@ impl CompileCache {
         Some(base.join("acp-gate"))
     }
 
-    /// The compiled component for `bytes` (whose sha256 is `digest`): from the cache when a
-    /// compatible artifact is there, else compiled now and stored. A cache that cannot be read
-    /// or written only costs time; it never fails the load. `compiling` is called before a
-    /// compilation starts, so the caller can show progress.
+    /// The compiled component whose sha256 is `digest`: from a verified cache entry when
+    /// there is one, else from `compile`, then stored (never in a managed cache). A cache
+    /// that cannot be read or written only costs time and never fails the load, unless
+    /// `precompile`; an entry that is there but fails verification is reported and replaced.
+    ///
+    /// A `builtin` plugin (embedded in this binary) is compiled in memory: it is read only
+    /// from a managed cache that no one but root can write (and written only by `precompile`),
+    /// so that no file an agent can write changes what it decides.
     pub fn get_or_compile(
         &self,
         digest: &str,
-        bytes: &[u8],
-        compiling: impl FnOnce(),
-    ) -> wasmtime::Result<Component> {
-        let path = self.dir.join(format!("{digest}-{}.cwasm", self.engine_key));
-        if path.exists() {
-            // SAFETY: the file was written by `Component::serialize` of this engine
-            // configuration (the name carries its compatibility hash), and wasmtime checks the
-            // header again. The directory is protected from agents by the path validator.
-            if let Ok(component) = unsafe { Component::deserialize_file(&self.engine, &path) } {
-                return Ok(component);
+        builtin: bool,
+        compile: impl FnOnce() -> Result<Component>,
+    ) -> Result<Component> {
+        let name = format!("{digest}-{}.cwasm", self.engine_key);
+        let managed = self.dirs.managed.as_ref();
+        let (path, writable) = match (&self.dirs.writable, managed) {
+            (Some(dir), _) if self.dirs.precompile => (dir.join(name), true),
+            (_, Some(managed)) if builtin => match only_root_writes(&managed.dir.join(&name)) {
+                Some(path) => (path, false),
+                None => return compile(),
+            },
+            _ if builtin => return compile(),
+            (_, Some(managed)) if managed.digests.contains(digest) => {
+                (managed.dir.join(name), false)
             }
+            (Some(dir), _) => (dir.join(name), true),
+            (None, _) => return compile(),
+        };
+        match self.read(&path, digest) {
+            Ok(Some(component)) => return Ok(component),
+            Ok(None) if !writable && !builtin => eprintln!(
+                "acp-gate: {}: no compiled plugin there; compiling it in memory (`acp-gate \
+                 plugin precompile` fills the org's cache)",
+                path.display()
+            ),
+            Ok(None) => {}
+            Err(error) => eprintln!("acp-gate: {error:#}; compiling the plugin again"),
         }
-        compiling();
-        let component = Component::new(&self.engine, bytes)?;
-        if let Ok(serialized) = component.serialize() {
-            let _ = self.store(&path, &serialized);
+        let component = compile()?;
+        if writable {
+            let stored = component
+                .serialize()
+                .map_err(anyhow::Error::from)
+                .and_then(|serialized| self.store(&path, digest, &serialized))
+                .with_context(|| format!("{}: cannot write the compiled plugin", path.display()));
+            if let Err(error) = stored
+                && self.dirs.precompile
+            {
+                return Err(error);
+            }
         }
         Ok(component)
     }
 
-    fn store(&self, path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
+    /// The entry at `path` if there is none (`Ok(None)`), or it once verified; an error names
+    /// the file and what is wrong with it.
+    fn read(&self, path: &Path, digest: &str) -> Result<Option<Component>> {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Non-blocking: a FIFO in its place must not hang the load.
+        let file = match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+        {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            other => other.with_context(|| format!("{}: cannot open", path.display()))?,
+        };
+        let invalid =
+            |why: &str| anyhow::anyhow!("{}: not a valid cache entry ({why})", path.display());
+        let metadata = file.metadata()?;
+        if !metadata.is_file() || metadata.len() > MAX_ENTRY {
+            return Err(invalid("not a regular file of at most 1 GiB"));
+        }
+        let mut bytes = Vec::with_capacity(metadata.len() as usize);
+        file.take(MAX_ENTRY)
+            .read_to_end(&mut bytes)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let payload = self.verify(&bytes, digest).map_err(|why| invalid(why))?;
+        // SAFETY: the bytes are those `Component::serialize` wrote for the component whose
+        // sha256 is `digest`, with an engine of this compatibility hash: the header says so
+        // and the payload's sha256 matches it, checked above on this very copy in memory.
+        // Only an entry crafted whole (native code, with its own sha256) by someone able to
+        // write the cache directory passes; that directory is the gate's own (protected by
+        // the path validator, or a managed install's root-owned one).
+        let component = unsafe { Component::deserialize(&self.engine, payload) }
+            .map_err(|e| invalid(&format!("{e:#}")))?;
+        Ok(Some(component))
+    }
+
+    /// The compiled bytes in `entry` if its header binds them to `digest` and this engine.
+    fn verify<'a>(&self, entry: &'a [u8], digest: &str) -> Result<&'a [u8], &'static str> {
+        if entry.len() < HEADER_LEN {
+            return Err("truncated");
+        }
+        let (header, payload) = entry.split_at(HEADER_LEN);
+        let Some(fields) = header.strip_prefix(MAGIC) else {
+            return Err("no acp-gate header");
+        };
+        let mut fields = fields.split(|&b| b == b'\n');
+        if fields.next() != Some(digest.as_bytes()) {
+            return Err("compiled from another component");
+        }
+        if fields.next() != Some(self.engine_key.as_bytes()) {
+            return Err("compiled by another engine");
+        }
+        if fields.next() != Some(sha256_hex(payload).as_bytes()) {
+            return Err("its compiled bytes do not match their sha256: corrupted or truncated");
+        }
+        Ok(payload)
+    }
+
+    fn store(&self, path: &Path, digest: &str, serialized: &[u8]) -> Result<()> {
+        std::fs::create_dir_all(path.parent().context("no directory")?)?;
+        let mut entry = Vec::with_capacity(HEADER_LEN + serialized.len());
+        entry.extend_from_slice(MAGIC);
+        for field in [digest, &self.engine_key, &sha256_hex(serialized)] {
+            entry.extend_from_slice(field.as_bytes());
+            entry.push(b'\n');
+        }
+        debug_assert_eq!(entry.len(), HEADER_LEN);
+        entry.extend_from_slice(serialized);
         let temp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&temp, bytes)?;
-        std::fs::rename(&temp, path)?;
+        std::fs::write(&temp, &entry)?;
+        std::fs::rename(&temp, path).inspect_err(|_| {
+            let _ = std::fs::remove_file(&temp);
+        })?;
         Ok(())
     }
+}
+
+/// The canonical `path`, if it exists and no one but root can write it or any directory above
+/// it (so no agent running as this user can), and this user is not root.
+fn only_root_writes(path: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        return None;
+    }
+    let path = std::fs::canonicalize(path).ok()?;
+    path.ancestors()
+        .all(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.uid() == 0 && m.mode() & 0o022 == 0))
+        .then_some(path)
 }

@@ -1,5 +1,6 @@
-//! Loading a plugin: check its sha256 pin, compile it (or take the cached artifact), refuse
-//! imports beyond its grants, check it was built for this host's WIT, and pre-link it.
+//! Loading a plugin: check its sha256 pin, compile it (or take the verified cached artifact;
+//! the built-in plugins are always compiled in memory), refuse imports beyond its grants,
+//! check it was built for this host's WIT, and pre-link it.
 
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
@@ -12,6 +13,7 @@ use super::grants::{Grant, Need, refused};
 use super::instance::LoadedPlugin;
 use super::wit::{self, PluginPre, WIT_VERSION};
 use super::{ComponentInfo, Runtime};
+use crate::builtin;
 use crate::digest::sha256_hex;
 
 impl Runtime {
@@ -82,23 +84,26 @@ impl Runtime {
 
     fn compile(&self, label: &str, bytes: &[u8], digest: &str) -> Result<Component> {
         check_is_component(label, bytes)?;
-        // A first compile takes from ~0.1 s (Rust) to seconds (Python, JavaScript): say so.
-        let progress = || {
+        let compile = || {
+            Component::new(&self.engine, bytes)
+                .map_err(|e| anyhow::anyhow!("{label}: not a valid WebAssembly component: {e:#}"))
+        };
+        // What the built-in plugins decide depends on no file an agent could write: they are
+        // compiled in memory (BENCHMARKS.md: what that costs at each start), or read from a
+        // managed cache only root can write.
+        if is_builtin(bytes) {
+            return self.cache.get_or_compile(digest, true, compile);
+        }
+        self.cache.get_or_compile(digest, false, || {
+            // A first compile takes from ~0.1 s (Rust) to seconds (Python, JavaScript): say so.
             if std::io::stderr().is_terminal() {
                 eprintln!(
                     "acp-gate: compiling {label} ({} KiB; first use, cached afterwards)…",
                     bytes.len() >> 10
                 );
             }
-        };
-        match &self.cache {
-            Some(cache) => cache.get_or_compile(digest, bytes, progress),
-            None => {
-                progress();
-                Component::new(&self.engine, bytes)
-            }
-        }
-        .map_err(|e| anyhow::anyhow!("{label}: not a valid WebAssembly component: {e:#}"))
+            compile()
+        })
     }
 
     fn describe(&self, component: &Component, digest: String, size: usize) -> ComponentInfo {
@@ -118,6 +123,14 @@ impl Runtime {
             exports,
         }
     }
+}
+
+/// Whether `bytes` are those of a plugin embedded in this binary.
+fn is_builtin(bytes: &[u8]) -> bool {
+    builtin::names()
+        .into_iter()
+        .filter_map(builtin::bytes)
+        .any(|embedded| embedded == bytes)
 }
 
 fn check_is_component(label: &str, bytes: &[u8]) -> Result<()> {

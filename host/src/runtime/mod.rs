@@ -26,7 +26,7 @@ pub use instance::{Batch, Evaluation, Instance, LoadedPlugin};
 use sandbox::SandboxState;
 pub use wit::WIT_VERSION;
 
-use crate::cache::CompileCache;
+use crate::cache::{CacheDirs, CompileCache};
 use crate::verdict::Verdict;
 
 /// How often the epoch ticks; a handler's CPU deadline is counted in these.
@@ -114,7 +114,7 @@ impl serde::Serialize for Failure {
 pub struct Runtime {
     engine: Engine,
     linker: Linker<SandboxState>,
-    cache: Option<CompileCache>,
+    cache: CompileCache,
     /// One permit per pool slot.
     slots: Arc<Semaphore>,
     /// Why the instance pool is not used, when it could not be set up.
@@ -125,8 +125,16 @@ impl Runtime {
     /// Builds the engine (async, epoch interruption) and starts its epoch ticker. Instances
     /// come from a pool, which reserves about 1 TiB of address space up front; where that is
     /// refused (`ulimit -v`, some containers) they are allocated one by one instead, with a
-    /// notice.
+    /// notice. Compiled plugins are cached in `cache_dir`.
     pub fn new(cache_dir: Option<PathBuf>) -> Result<Arc<Runtime>> {
+        Runtime::with_cache(CacheDirs {
+            writable: cache_dir,
+            ..CacheDirs::default()
+        })
+    }
+
+    /// [`Runtime::new`], with compiled plugins read from and written to `dirs`.
+    pub fn with_cache(dirs: CacheDirs) -> Result<Arc<Runtime>> {
         let engine = |pool: bool| {
             let mut config = Config::new();
             config.epoch_interruption(true);
@@ -166,7 +174,7 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         wit::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
-        let cache = cache_dir.map(|dir| CompileCache::new(dir, &engine));
+        let cache = CompileCache::new(dirs, &engine);
         Ok(Arc::new(Runtime {
             engine,
             linker,

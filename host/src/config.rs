@@ -136,6 +136,9 @@ pub struct Policy {
     pub sources: Vec<(Tier, PathBuf)>,
     /// Things the user should know (a layer ignored because the org forbids lower layers).
     pub notices: Vec<String>,
+    /// The org file's `cache_dir`: a managed install's compile cache, from which the plugins the
+    /// org file pins are read (never written: `acp-gate plugin precompile` fills it).
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// Where to look for the layers.
@@ -217,6 +220,8 @@ struct SettingsSpec {
     lower_layers: Option<Spanned<LowerLayers>>,
     /// `false` removes the built-in default chain beneath the files (org, or user with no org).
     builtin_chain: Option<Spanned<bool>>,
+    /// Org only: the compile cache of the org's plugins, a directory users cannot write.
+    cache_dir: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -268,6 +273,11 @@ impl Source<'_> {
             + 1
     }
 
+    /// A path the file names, relative to the file's directory.
+    fn resolve(&self, path: &str) -> PathBuf {
+        self.path.parent().unwrap_or(Path::new(".")).join(path)
+    }
+
     fn error<T>(
         &self,
         span: std::ops::Range<usize>,
@@ -289,6 +299,7 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
         handlers: Vec::new(),
         sources: Vec::new(),
         notices: Vec::new(),
+        cache_dir: None,
     };
     let mut default_set_by: Option<(Tier, Verdict)> = None;
     let mut builtin_chain = true;
@@ -329,6 +340,16 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
                     ));
                 }
             }
+        }
+        if let Some(setting) = &file.settings.cache_dir {
+            if tier != Tier::Org {
+                return source.error(
+                    setting.span(),
+                    "settings.cache_dir",
+                    "only an org file may set this (the user's cache is `$ACP_GATE_CACHE_DIR`)",
+                );
+            }
+            policy.cache_dir = Some(source.resolve(setting.get_ref()));
         }
         if let Some(setting) = &file.settings.builtin_chain {
             let allowed = tier == Tier::Org || (tier == Tier::User && paths.org.is_none());
@@ -432,6 +453,7 @@ pub fn builtin_floor() -> Result<Policy> {
         handlers,
         sources: vec![(Tier::Builtin, path.to_path_buf())],
         notices: Vec::new(),
+        cache_dir: None,
     })
 }
 
@@ -465,13 +487,7 @@ fn handler_spec(
             }
         },
         None => {
-            let relative = Path::new(plugin_text);
-            let base = source.path.parent().unwrap_or(Path::new("."));
-            let path = if relative.is_absolute() {
-                relative.to_path_buf()
-            } else {
-                base.join(relative)
-            };
+            let path = source.resolve(plugin_text);
             if !path.is_file() {
                 return source.error(
                     entry.plugin.span(),

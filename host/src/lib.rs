@@ -44,9 +44,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::cache::CompileCache;
+use crate::cache::{CacheDirs, CompileCache, Managed};
 use crate::chain::Chain;
-use crate::config::LayerPaths;
+use crate::config::{LayerPaths, Tier};
 use crate::request::SessionContext;
 use crate::runtime::Runtime;
 
@@ -70,7 +70,21 @@ pub async fn load_chain(options: &LoadOptions) -> Result<Chain> {
         &options.workspace,
     )?;
     let policy = config::load(&layers)?;
-    let runtime = Runtime::new(CompileCache::default_dir())?;
+    // A managed install's cache serves the plugins the org file pins; nothing else does.
+    let managed = policy.cache_dir.clone().map(|dir| Managed {
+        dir,
+        digests: policy
+            .handlers
+            .iter()
+            .filter(|h| h.tier == Tier::Org)
+            .filter_map(|h| h.sha256.clone())
+            .collect(),
+    });
+    let runtime = Runtime::with_cache(CacheDirs {
+        writable: CompileCache::default_dir(),
+        managed,
+        precompile: false,
+    })?;
     let ctx = SessionContext::for_workspace("inline-test", &options.workspace);
     Chain::load(runtime, policy, &ctx).await
 }

@@ -1,5 +1,5 @@
 //! `acp-gate plugin`: inspect, validate, hash and test a plugin component before it goes into
-//! `handlers.toml`, and start a new one from a template.
+//! `handlers.toml`, start a new one from a template, and precompile plugins into a cache.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -8,9 +8,10 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 
 use crate::args::OutputFormat;
-use crate::cache::CompileCache;
+use crate::builtin;
+use crate::cache::{CacheDirs, CompileCache};
 use crate::chain::Chain;
-use crate::config::{self, Control, HandlerSpec, PluginRef, Policy, Tier};
+use crate::config::{self, Control, HandlerSpec, LayerPaths, PluginRef, Policy, Tier};
 use crate::digest::sha256_hex;
 use crate::exit;
 use crate::request::SessionContext;
@@ -36,6 +37,21 @@ pub enum PluginCommand {
     Test(TestArgs),
     /// Write a new plugin project (source, build.sh, CASES.toml, handlers.toml) from a template.
     New(NewArgs),
+    /// Compile plugins into a compile cache ahead of time: for a managed install, into the org
+    /// file's `cache_dir`, which users cannot write.
+    Precompile(PrecompileArgs),
+}
+
+#[derive(Args)]
+pub struct PrecompileArgs {
+    /// An org handlers.toml (every plugin file it names, checked as it would load), or a
+    /// plugin component.
+    #[arg(required = true, value_name = "HANDLERS.toml|FILE")]
+    files: Vec<PathBuf>,
+    /// The cache to fill [default: the handlers.toml's `[settings] cache_dir`, else the user's
+    /// cache].
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -109,6 +125,7 @@ pub async fn plugin(command: PluginCommand) -> Result<u8> {
         }
         PluginCommand::Test(args) => return test(args).await,
         PluginCommand::New(args) => scaffold::new(&args.name, args.lang, args.dir)?,
+        PluginCommand::Precompile(args) => precompile(args)?,
         PluginCommand::Validate(args) => {
             let grants = match &args.imports {
                 None => default_grants(),
@@ -142,6 +159,59 @@ fn read(file: &Path) -> Result<Vec<u8>> {
 
 fn label(file: &Path) -> String {
     file.display().to_string()
+}
+
+// ---- acp-gate plugin precompile ----
+
+fn precompile(args: PrecompileArgs) -> Result<()> {
+    for file in &args.files {
+        let policy = match file.extension().is_some_and(|e| e == "toml") {
+            // Read as the org file it is meant to be: every plugin pinned.
+            true => Some(config::load(&LayerPaths {
+                org: Some(file.clone()),
+                lower: Vec::new(),
+            })?),
+            false => None,
+        };
+        let dir = args
+            .cache_dir
+            .clone()
+            .or_else(|| policy.as_ref().and_then(|p| p.cache_dir.clone()))
+            .or_else(CompileCache::default_dir)
+            .context("no cache directory: pass --cache-dir")?;
+        let runtime = Runtime::with_cache(CacheDirs {
+            writable: Some(dir.clone()),
+            managed: None,
+            precompile: true,
+        })?;
+        let Some(policy) = policy else {
+            let info = runtime.inspect(&label(file), &read(file)?)?;
+            println!(
+                "{}: compiled into {} (sha256 {})",
+                file.display(),
+                dir.display(),
+                info.digest
+            );
+            continue;
+        };
+        // The built-in plugins too: a managed cache only root can write serves them.
+        for spec in &policy.handlers {
+            let label = format!("plugin `{}` of handler `{}`", spec.plugin, spec.name);
+            let bytes = match &spec.plugin {
+                PluginRef::Builtin(name) => builtin::bytes(name)
+                    .context("built-in plugin missing from this binary")?
+                    .to_vec(),
+                PluginRef::File(path) => read(path)?,
+            };
+            let plugin = runtime.load(&label, &bytes, spec.sha256.as_deref(), &spec.grants)?;
+            println!(
+                "{label}: compiled into {} (sha256 {})",
+                dir.display(),
+                plugin.info.digest
+            );
+        }
+    }
+    Ok(())
 }
 
 // ---- acp-gate plugin test ----
@@ -212,6 +282,7 @@ async fn test(args: TestArgs) -> Result<u8> {
         handlers: vec![spec],
         sources: vec![(Tier::Project, args.cases.clone())],
         notices: Vec::new(),
+        cache_dir: None,
     };
     let ctx = SessionContext::for_workspace("plugin-test", &workspace);
     let chain = Chain::load(runtime()?, policy, &ctx).await?;

@@ -3,6 +3,7 @@
 mod common;
 
 mod agent_shapes;
+mod cache;
 mod config;
 mod corpus;
 mod examples;

@@ -334,10 +334,10 @@ config = {{ behaviour = "empty-deny" }}
     corrupted[middle] ^= 1;
     std::fs::write(&entry, &corrupted).unwrap();
     read_only(true);
-    let stderr = decide();
+    let said = decide();
     assert!(
-        stderr.contains(&format!("{}: not a valid cache entry", entry.display())),
-        "{stderr}"
+        said.contains(&format!("{}: not a valid cache entry", entry.display())),
+        "{said}"
     );
     assert_eq!(std::fs::read(&entry).unwrap(), corrupted);
 

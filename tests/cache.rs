@@ -241,7 +241,7 @@ fn the_built_in_chain_never_reads_or_writes_the_cache() {
         .unwrap();
     }
     let rm = claude_bash("rm -rf ~", "rm -rf ~");
-    let (lines, _) = check(&two.sandbox, &two.cache, &[], &[rm.clone()]);
+    let (lines, _) = check(&two.sandbox, &two.cache, &[], std::slice::from_ref(&rm));
     assert_eq!(lines[0]["decision"], "deny", "{}", lines[0]);
     let handlers = two.handlers.display().to_string();
     let (lines, _) = check(&two.sandbox, &two.cache, &["--handlers", &handlers], &[rm]);

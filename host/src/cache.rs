@@ -160,7 +160,7 @@ impl CompileCache {
         file.take(MAX_ENTRY)
             .read_to_end(&mut bytes)
             .with_context(|| format!("{}: cannot read", path.display()))?;
-        let payload = self.verify(&bytes, digest).map_err(|why| invalid(why))?;
+        let payload = self.verify(&bytes, digest).map_err(&invalid)?;
         // SAFETY: the bytes are those `Component::serialize` wrote for the component whose
         // sha256 is `digest`, with an engine of this compatibility hash: the header says so
         // and the payload's sha256 matches it, checked above on this very copy in memory.

@@ -2,7 +2,7 @@
 //! the built-in plugins are always compiled in memory), refuse imports beyond its grants,
 //! check it was built for this host's WIT, and pre-link it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::io::IsTerminal;
 use std::sync::Arc;
 
@@ -83,6 +83,21 @@ impl Runtime {
     }
 
     fn compile(&self, label: &str, bytes: &[u8], digest: &str) -> Result<Component> {
+        let known = self.lock_compiled().get(digest).cloned();
+        if let Some(component) = known {
+            return Ok(component);
+        }
+        let component = self.compile_once(label, bytes, digest)?;
+        self.lock_compiled()
+            .insert(digest.to_owned(), component.clone());
+        Ok(component)
+    }
+
+    fn lock_compiled(&self) -> std::sync::MutexGuard<'_, HashMap<String, Component>> {
+        self.compiled.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn compile_once(&self, label: &str, bytes: &[u8], digest: &str) -> Result<Component> {
         check_is_component(label, bytes)?;
         let compile = || {
             Component::new(&self.engine, bytes)

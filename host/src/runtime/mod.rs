@@ -115,6 +115,9 @@ pub struct Runtime {
     engine: Engine,
     linker: Linker<SandboxState>,
     cache: CompileCache,
+    /// Every component compiled (or taken from the cache) in this process, by sha256: a
+    /// plugin named by several handlers is compiled once.
+    compiled: std::sync::Mutex<std::collections::HashMap<String, wasmtime::component::Component>>,
     /// One permit per pool slot.
     slots: Arc<Semaphore>,
     /// Why the instance pool is not used, when it could not be set up.
@@ -179,6 +182,7 @@ impl Runtime {
             engine,
             linker,
             cache,
+            compiled: Default::default(),
             slots: Arc::new(Semaphore::new(POOL_INSTANCES as usize)),
             notice,
         }))

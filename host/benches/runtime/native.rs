@@ -55,7 +55,7 @@ pub fn builtin_grants(name: &str) -> Result<BTreeSet<Grant>> {
     Ok(config::builtin_floor()?
         .handlers
         .into_iter()
-        .find(|h| h.plugin == PluginRef::Builtin(name))
+        .find(|h| matches!(h.plugin, PluginRef::Builtin(builtin) if builtin == name))
         .map_or_else(default_grants, |h| h.grants))
 }
 

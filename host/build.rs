@@ -1,8 +1,15 @@
-//! Builds the built-in plugins in `plugins/` as wasm32-wasip2 components and embeds them.
+//! Builds the built-in plugins in `plugins/` as wasm32-wasip2 components, compiles them to
+//! native code with the engine settings the binary uses, and embeds both.
 //!
 //! The plugins are a workspace of their own; this script runs a nested `cargo build` for them in
 //! a target directory of their own (so it never waits on the outer build's lock) and writes
-//! `builtins.rs`, a table of `(name, bytes)` that `host/src/builtin.rs` includes.
+//! `builtins.rs`, a table of `(name, component, compiled)` that `host/src/builtin.rs` includes.
+//! Compiled here, the built-ins depend on no file outside the binary and cost no compile at
+//! start. (wasmtime is a build dependency with the binary's own features and profile, so cargo
+//! builds it once for both: see the workspace's `Cargo.toml`.)
+
+#[path = "src/runtime/engine.rs"]
+mod engine;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,6 +25,7 @@ fn main() {
         plugins.join("Cargo.toml"),
         plugins.join("Cargo.lock"),
         wit.clone(),
+        manifest_dir.join("src/runtime/engine.rs"),
     ] {
         println!("cargo:rerun-if-changed={}", path.display());
     }
@@ -63,20 +71,50 @@ fn main() {
     );
 
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
-    let mut table = String::from("pub(crate) const EMBEDDED: &[(&str, &[u8])] = &[\n");
+    let engine = native_engine();
+    let mut table = String::from("pub(crate) const EMBEDDED: &[(&str, &[u8], &[u8])] = &[\n");
     for name in BUILTINS {
         let built = target_dir
             .join("wasm32-wasip2/release")
             .join(format!("{}.wasm", name.replace('-', "_")));
-        let embedded = out_dir.join(format!("{name}.wasm"));
-        std::fs::copy(&built, &embedded).unwrap_or_else(|e| panic!("{}: {e}", built.display()));
-        table.push_str(&format!(
-            "    ({name:?}, include_bytes!({:?})),\n",
-            embedded.display().to_string()
-        ));
+        let bytes = std::fs::read(&built).unwrap_or_else(|e| panic!("{}: {e}", built.display()));
+        let compiled = match &engine {
+            Some(engine) => engine
+                .precompile_component(&bytes)
+                .unwrap_or_else(|e| panic!("{}: cannot be compiled: {e:#}", built.display())),
+            None => Vec::new(),
+        };
+        let mut row = format!("    ({name:?}");
+        for (extension, contents) in [("wasm", &bytes), ("cwasm", &compiled)] {
+            let embedded = out_dir.join(format!("{name}.{extension}"));
+            std::fs::write(&embedded, contents).unwrap();
+            row.push_str(&format!(
+                ", include_bytes!({:?})",
+                embedded.display().to_string()
+            ));
+        }
+        table.push_str(&row);
+        table.push_str("),\n");
     }
     table.push_str("];\n");
     std::fs::write(out_dir.join("builtins.rs"), table).unwrap();
+}
+
+/// The engine the binary will run (with its instance pool), when it runs where it is built;
+/// otherwise (cross-compiling, or the pool refused here) nothing is compiled ahead and the
+/// binary compiles the built-ins in memory at start.
+fn native_engine() -> Option<wasmtime::Engine> {
+    if std::env::var("TARGET").ok() != std::env::var("HOST").ok() {
+        return None;
+    }
+    wasmtime::Engine::new(&engine::config(true))
+        .inspect_err(|e| {
+            println!(
+                "cargo:warning=the built-in plugins are not compiled ahead ({e:#}): the binary \
+                 will compile them at each start"
+            )
+        })
+        .ok()
 }
 
 /// Installs the wasm32-wasip2 standard library through rustup when the toolchain lacks it.

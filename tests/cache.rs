@@ -220,7 +220,7 @@ fn a_corrupted_or_truncated_entry_is_compiled_again_never_loaded() {
 #[test]
 fn the_built_in_chain_never_reads_or_writes_the_cache() {
     let two = Two::new();
-    // Only the two plugin files are cached; the built-ins are compiled in memory.
+    // Only the two plugin files are cached; the built-ins' native code is in the binary.
     let entries: Vec<PathBuf> = std::fs::read_dir(&two.cache)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -280,24 +280,23 @@ config = {{ behaviour = "empty-deny" }}
         stdout.contains(&format!("compiled into {}", managed.display())),
         "{stdout}"
     );
-    // The org's plugin and the built-in ones.
+    // The org's plugin only: the built-ins' native code is in the binary.
     let entries: Vec<PathBuf> = std::fs::read_dir(&managed)
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
-    assert_eq!(entries.len(), 4, "{entries:?}");
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let entry = entries[0].clone();
     let digest = sha256(&plugin);
-    let entry = entries
-        .iter()
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with(&digest)
-        })
-        .unwrap()
-        .clone();
+    assert!(
+        entry
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with(&digest),
+        "{entry:?}"
+    );
     let precompiled = std::fs::read(&entry).unwrap();
 
     let read_only = |on: bool| {
@@ -348,11 +347,14 @@ config = {{ behaviour = "empty-deny" }}
     assert!(decide().contains("plugin precompile"));
     assert!(!entry.exists());
 
-    // The built-ins' entries there are read only where no one but root could have written
-    // them (never here: the directory is the test's own): replaced, nothing changes.
+    // Entries under any other name there, even the reader's code, change nothing.
     read_only(false);
-    for other in entries.iter().filter(|p| **p != entry) {
-        std::fs::write(other, &precompiled).unwrap();
+    for n in 0..3 {
+        std::fs::write(
+            managed.join(format!("{n:064x}-{n:016x}.cwasm")),
+            &precompiled,
+        )
+        .unwrap();
     }
     read_only(true);
     let rm = claude_bash("rm -rf ~", "rm -rf ~");

@@ -1,6 +1,7 @@
-//! The built-in plugins embedded in the binary (built from `plugins/` by `build.rs`) and the
-//! text of the built-in default chain. They load through the same runtime path as any plugin
-//! file; their grants are written in the chain's `handlers.toml` like anyone's. A leaf.
+//! The built-in plugins embedded in the binary (built from `plugins/` and compiled to native
+//! code by `build.rs`) and the text of the built-in default chain. They load through the same
+//! runtime path as any plugin file; their grants are written in the chain's `handlers.toml`
+//! like anyone's. A leaf.
 
 include!(concat!(env!("OUT_DIR"), "/builtins.rs"));
 
@@ -9,14 +10,27 @@ pub const DEFAULT_CHAIN: &str = include_str!("default-chain.toml");
 
 /// The canonical name of a built-in plugin, if there is one called `name`.
 pub fn find(name: &str) -> Option<&'static str> {
-    EMBEDDED.iter().map(|(n, _)| *n).find(|n| *n == name)
+    EMBEDDED.iter().map(|(n, ..)| *n).find(|n| *n == name)
 }
 
 pub fn names() -> Vec<&'static str> {
-    EMBEDDED.iter().map(|(n, _)| *n).collect()
+    EMBEDDED.iter().map(|(n, ..)| *n).collect()
 }
 
 /// The component bytes of a built-in plugin.
 pub fn bytes(name: &str) -> Option<&'static [u8]> {
-    EMBEDDED.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
+    EMBEDDED
+        .iter()
+        .find(|(n, ..)| *n == name)
+        .map(|(_, b, _)| *b)
+}
+
+/// What `build.rs` compiled from `component` with the binary's engine settings, when
+/// `component` is a built-in plugin's: bytes of the binary itself, so trusted. Empty when the
+/// build compiled nothing ahead (cross-compiling).
+pub fn compiled(component: &[u8]) -> Option<&'static [u8]> {
+    EMBEDDED
+        .iter()
+        .find(|(_, b, _)| *b == component)
+        .map(|(.., compiled)| *compiled)
 }

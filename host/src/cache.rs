@@ -8,7 +8,7 @@
 //! corrupted, truncated or swapped entry is compiled again, never loaded. Files are written
 //! atomically (temp file, then rename); the user's cache directory is among the path
 //! validator's protected paths, and an org's cache (`[settings] cache_dir`) is only read.
-//! The built-in plugins never come from here (see `runtime::load`).
+//! The built-in plugins never come from here: their native code is in the binary.
 
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
@@ -36,11 +36,10 @@ pub struct CacheDirs {
     /// `acp-gate plugin precompile` fills.
     pub writable: Option<PathBuf>,
     /// A managed install's cache (the org file's `cache_dir`), never written: the plugins the
-    /// org file pins come from it only (neither read from nor written to `writable`), and the
-    /// built-in plugins too where only root can write it.
+    /// org file pins come from it only (neither read from nor written to `writable`).
     pub managed: Option<Managed>,
-    /// Filling `writable` ahead of time (`plugin precompile`): the built-in plugins are
-    /// stored too, and a write that fails is an error, not only time lost.
+    /// Filling `writable` ahead of time (`plugin precompile`): a write that fails is an
+    /// error, not only time lost.
     pub precompile: bool,
 }
 
@@ -86,25 +85,15 @@ impl CompileCache {
     /// there is one, else from `compile`, then stored (never in a managed cache). A cache
     /// that cannot be read or written only costs time and never fails the load, unless
     /// `precompile`; an entry that is there but fails verification is reported and replaced.
-    ///
-    /// A `builtin` plugin (embedded in this binary) is compiled in memory: it is read only
-    /// from a managed cache that no one but root can write (and written only by `precompile`),
-    /// so that no file an agent can write changes what it decides.
     pub fn get_or_compile(
         &self,
         digest: &str,
-        builtin: bool,
         compile: impl FnOnce() -> Result<Component>,
     ) -> Result<Component> {
         let name = format!("{digest}-{}.cwasm", self.engine_key);
         let managed = self.dirs.managed.as_ref();
         let (path, writable) = match (&self.dirs.writable, managed) {
             (Some(dir), _) if self.dirs.precompile => (dir.join(name), true),
-            (_, Some(managed)) if builtin => match only_root_writes(&managed.dir.join(&name)) {
-                Some(path) => (path, false),
-                None => return compile(),
-            },
-            _ if builtin => return compile(),
             (_, Some(managed)) if managed.digests.contains(digest) => {
                 (managed.dir.join(name), false)
             }
@@ -113,7 +102,7 @@ impl CompileCache {
         };
         match self.read(&path, digest) {
             Ok(Some(component)) => return Ok(component),
-            Ok(None) if !writable && !builtin => eprintln!(
+            Ok(None) if !writable => eprintln!(
                 "acp-gate: {}: no compiled plugin there; compiling it in memory (`acp-gate \
                  plugin precompile` fills the org's cache)",
                 path.display()
@@ -211,18 +200,4 @@ impl CompileCache {
         })?;
         Ok(())
     }
-}
-
-/// The canonical `path`, if it exists and no one but root can write it or any directory above
-/// it (so no agent running as this user can), and this user is not root.
-fn only_root_writes(path: &Path) -> Option<PathBuf> {
-    use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } == 0 {
-        return None;
-    }
-    let path = std::fs::canonicalize(path).ok()?;
-    path.ancestors()
-        .all(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.uid() == 0 && m.mode() & 0o022 == 0))
-        .then_some(path)
 }

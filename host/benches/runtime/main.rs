@@ -10,8 +10,8 @@
 //!   request hooks in bash and Python (the way Claude Code hooks work).
 //! - `policy`: rules of the org policy through the sandbox against the same rules in Rego,
 //!   evaluated in-process by regorus.
-//! - `startup`: `acp-gate check` on one request, warm compile cache against cold, and against
-//!   starting `true`.
+//! - `startup`: `acp-gate check` on one request (nothing compiles at start: the built-ins' native
+//!   code is in the binary) against starting `true`.
 //! - `proxy`: 10,000 `session/update` notifications through `acp-gate proxy` against a direct
 //!   pipe: messages per second and latency per message.
 //! - `memory`: peak RSS of `acp-gate check`; RSS growth over 10,000 permission requests in one

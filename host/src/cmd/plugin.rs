@@ -8,7 +8,6 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 
 use crate::args::OutputFormat;
-use crate::builtin;
 use crate::cache::{CacheDirs, CompileCache};
 use crate::chain::Chain;
 use crate::config::{self, Control, HandlerSpec, LayerPaths, PluginRef, Policy, Tier};
@@ -194,15 +193,13 @@ fn precompile(args: PrecompileArgs) -> Result<()> {
             );
             continue;
         };
-        // The built-in plugins too: a managed cache only root can write serves them.
+        // The built-in plugins' native code is in the binary already.
         for spec in &policy.handlers {
-            let label = format!("plugin `{}` of handler `{}`", spec.plugin, spec.name);
-            let bytes = match &spec.plugin {
-                PluginRef::Builtin(name) => builtin::bytes(name)
-                    .context("built-in plugin missing from this binary")?
-                    .to_vec(),
-                PluginRef::File(path) => read(path)?,
+            let PluginRef::File(path) = &spec.plugin else {
+                continue;
             };
+            let label = format!("plugin `{}` of handler `{}`", spec.plugin, spec.name);
+            let bytes = read(path)?;
             let plugin = runtime.load(&label, &bytes, spec.sha256.as_deref(), &spec.grants)?;
             println!(
                 "{label}: compiled into {} (sha256 {})",

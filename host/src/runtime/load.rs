@@ -1,5 +1,5 @@
 //! Loading a plugin: check its sha256 pin, compile it (or take the verified cached artifact;
-//! the built-in plugins are always compiled in memory), refuse imports beyond its grants,
+//! the built-in plugins' native code is in the binary), refuse imports beyond its grants,
 //! check it was built for this host's WIT, and pre-link it.
 
 use std::collections::{BTreeSet, HashMap};
@@ -103,13 +103,16 @@ impl Runtime {
             Component::new(&self.engine, bytes)
                 .map_err(|e| anyhow::anyhow!("{label}: not a valid WebAssembly component: {e:#}"))
         };
-        // What the built-in plugins decide depends on no file an agent could write: they are
-        // compiled in memory (BENCHMARKS.md: what that costs at each start), or read from a
-        // managed cache only root can write.
-        if is_builtin(bytes) {
-            return self.cache.get_or_compile(digest, true, compile);
+        // What the built-in plugins decide depends on no file an agent could write: their
+        // native code is in the binary (`build.rs`), or, where that was compiled for another
+        // engine (no instance pool here, another CPU), compiled in memory.
+        if let Some(compiled) = builtin::compiled(bytes) {
+            // SAFETY: `compiled` is part of this binary: `build.rs` wrote it with
+            // `Engine::precompile_component`; wasmtime checks it matches this engine.
+            let ahead = unsafe { Component::deserialize(&self.engine, compiled) };
+            return ahead.or_else(|_| compile());
         }
-        self.cache.get_or_compile(digest, false, || {
+        self.cache.get_or_compile(digest, || {
             // A first compile takes from ~0.1 s (Rust) to seconds (Python, JavaScript): say so.
             if std::io::stderr().is_terminal() {
                 eprintln!(
@@ -138,14 +141,6 @@ impl Runtime {
             exports,
         }
     }
-}
-
-/// Whether `bytes` are those of a plugin embedded in this binary.
-fn is_builtin(bytes: &[u8]) -> bool {
-    builtin::names()
-        .into_iter()
-        .filter_map(builtin::bytes)
-        .any(|embedded| embedded == bytes)
 }
 
 fn check_is_component(label: &str, bytes: &[u8]) -> Result<()> {

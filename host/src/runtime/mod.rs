@@ -2,10 +2,12 @@
 //! components ([`load`]: pin, grants, WIT version, compile cache), and running one sandboxed
 //! evaluation in a fresh instance under CPU, memory and time limits ([`instance`]).
 //!
+//! - [`engine`]: the engine's settings (shared with `build.rs`);
 //! - [`grants`]: what a plugin may import (the one place authority is decided);
 //! - [`sandbox`]: what an instance owns and the host functions it can call;
 //! - [`wit`]: the generated bindings and the conversions at the WIT boundary.
 
+mod engine;
 pub mod grants;
 pub mod instance;
 pub mod load;
@@ -18,9 +20,10 @@ use std::time::Duration;
 
 use anyhow::Result;
 use tokio::sync::Semaphore;
+use wasmtime::Engine;
 use wasmtime::component::Linker;
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+use engine::POOL_INSTANCES;
 pub use grants::{Grant, Need, default_grants};
 pub use instance::{Batch, Evaluation, Instance, LoadedPlugin};
 use sandbox::SandboxState;
@@ -33,9 +36,6 @@ use crate::verdict::Verdict;
 const EPOCH_TICK: Duration = Duration::from_millis(5);
 /// Characters kept per reason and per log line.
 const MAX_TEXT: usize = 2000;
-/// How many plugin instances may be live at once: the size of the instance pool. More
-/// concurrent evaluations wait for a slot.
-const POOL_INSTANCES: u32 = 128;
 
 /// Per-evaluation limits, set per handler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,25 +138,11 @@ impl Runtime {
 
     /// [`Runtime::new`], with compiled plugins read from and written to `dirs`.
     pub fn with_cache(dirs: CacheDirs) -> Result<Arc<Runtime>> {
-        let engine = |pool: bool| {
-            let mut config = Config::new();
-            config.epoch_interruption(true);
-            config.wasm_component_model(true);
-            if pool {
-                config.allocation_strategy(InstanceAllocationStrategy::Pooling(instance_pool()));
-            } else {
-                // No 4 GiB reservation per memory either: bounds are checked in code instead.
-                config
-                    .memory_reservation(0)
-                    .memory_guard_size(0)
-                    .memory_reservation_for_growth(0);
-            }
-            Engine::new(&config)
-        };
-        let (engine, notice) = match engine(true) {
+        let new_engine = |pool: bool| Engine::new(&engine::config(pool));
+        let (engine, notice) = match new_engine(true) {
             Ok(engine) => (engine, None),
             Err(error) => (
-                engine(false)?,
+                new_engine(false)?,
                 Some(format!(
                     "the plugin instance pool could not be set up ({error:#}); instances are \
                      allocated one by one, which is slower (it needs ~1 TiB of address space: \
@@ -187,26 +173,6 @@ impl Runtime {
             notice,
         }))
     }
-}
-
-/// Fresh instances come from a pool set up once: each costs a slot's reset (memory back to its
-/// copy-on-write image) instead of mapping and unmapping memory, which is most of what a
-/// fresh instance used to cost. Isolation is the same: a slot is wiped between instances.
-fn instance_pool() -> PoolingAllocationConfig {
-    let mut pool = PoolingAllocationConfig::new();
-    pool.total_component_instances(POOL_INSTANCES)
-        // Language runtimes (Python, JavaScript) are components of several core modules.
-        .total_core_instances(POOL_INSTANCES * 8)
-        .total_memories(POOL_INSTANCES * 2)
-        .total_tables(POOL_INSTANCES * 8)
-        .total_stacks(POOL_INSTANCES)
-        .max_memories_per_module(1)
-        .table_elements(1 << 17)
-        // No `linear_memory_keep_resident`: with 2 MiB a decision was ~35% faster, but every
-        // slot the pool ever used kept its 2 MiB, and `run` grew to 330 MB (BENCHMARKS.md).
-        // `memory_mb` is at most 4096; each handler's own cap is its store's limiter.
-        .max_memory_size(4 << 30);
-    pool
 }
 
 /// Keeps plugin text printable and bounded: it reaches terminals and logs.

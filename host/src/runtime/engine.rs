@@ -1,0 +1,48 @@
+//! The engine's settings, shared by the runtime and by `build.rs` (which compiles the built-in
+//! plugins into the binary with them, so the two must agree to the bit). A leaf: it imports
+//! only wasmtime.
+
+use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+/// How many plugin instances may be live at once: the size of the instance pool. More
+/// concurrent evaluations wait for a slot.
+pub const POOL_INSTANCES: u32 = 128;
+
+/// The engine's configuration: async, epoch interruption, the component model, and either the
+/// instance pool (`pool`) or instances allocated one by one (where the pool's ~1 TiB of
+/// address space is refused).
+pub fn config(pool: bool) -> Config {
+    let mut config = Config::new();
+    config.epoch_interruption(true);
+    config.wasm_component_model(true);
+    if pool {
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(instance_pool()));
+    } else {
+        // No 4 GiB reservation per memory either: bounds are checked in code instead.
+        config
+            .memory_reservation(0)
+            .memory_guard_size(0)
+            .memory_reservation_for_growth(0);
+    }
+    config
+}
+
+/// Fresh instances come from a pool set up once: each costs a slot's reset (memory back to its
+/// copy-on-write image) instead of mapping and unmapping memory, which is most of what a
+/// fresh instance used to cost. Isolation is the same: a slot is wiped between instances.
+fn instance_pool() -> PoolingAllocationConfig {
+    let mut pool = PoolingAllocationConfig::new();
+    pool.total_component_instances(POOL_INSTANCES)
+        // Language runtimes (Python, JavaScript) are components of several core modules.
+        .total_core_instances(POOL_INSTANCES * 8)
+        .total_memories(POOL_INSTANCES * 2)
+        .total_tables(POOL_INSTANCES * 8)
+        .total_stacks(POOL_INSTANCES)
+        .max_memories_per_module(1)
+        .table_elements(1 << 17)
+        // No `linear_memory_keep_resident`: with 2 MiB a decision was ~35% faster, but every
+        // slot the pool ever used kept its 2 MiB, and `run` grew to 330 MB (BENCHMARKS.md).
+        // `memory_mb` is at most 4096; each handler's own cap is its store's limiter.
+        .max_memory_size(4 << 30);
+    pool
+}

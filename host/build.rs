@@ -15,7 +15,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// `builtin:NAME` -> crate name in `plugins/`.
-const BUILTINS: &[&str] = &["path-validator", "dangerous-command", "org-policy"];
+const BUILTINS: &[&str] = &[
+    "path-validator",
+    "dangerous-command",
+    "org-policy",
+    "mode-guard",
+];
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap());

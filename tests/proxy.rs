@@ -156,7 +156,14 @@ struct Editor {
 
 impl Editor {
     fn start(sandbox: &Sandbox, audit: &Path, agent: &[&str]) -> Editor {
-        let mut args = vec!["proxy", "--audit", audit.to_str().unwrap(), "--"];
+        Editor::start_with(sandbox, audit, &[], agent)
+    }
+
+    /// The proxy with `options` of its own.
+    fn start_with(sandbox: &Sandbox, audit: &Path, options: &[&str], agent: &[&str]) -> Editor {
+        let mut args = vec!["proxy", "--audit", audit.to_str().unwrap()];
+        args.extend(options);
+        args.push("--");
         args.extend(agent);
         let mut child = sandbox
             .command(&args)
@@ -627,5 +634,192 @@ fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_is_answered() {
     assert_eq!(
         answers,
         [("terraform apply".to_owned(), "ok (editor)".to_owned())]
+    );
+}
+
+/// The proxy (with `options`) in front of an agent that only records what reaches it
+/// (`cat`): the editor, and the file of what the agent received.
+fn recording_agent(sandbox: &Sandbox, options: &[&str]) -> (Editor, PathBuf) {
+    let received = sandbox.root.join("received.jsonl");
+    let script = format!("exec cat > {}", received.display());
+    let agent = ["sh", "-c", &script];
+    let editor = Editor::start_with(sandbox, &audit_of(sandbox), options, &agent);
+    (editor, received)
+}
+
+fn received(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+#[test]
+fn a_switch_to_a_bypass_mode_reaches_the_agent_only_when_allowed() {
+    let sandbox = Sandbox::new();
+    let (mut editor, agent_got) = recording_agent(&sandbox, &[]);
+    let set_mode = |mode: &str| json!({"sessionId": "s", "modeId": mode});
+
+    // Into bypassPermissions: the chain asks; acp-gate asks the editor, which rejects.
+    let id = editor.request("session/set_mode", set_mode("bypassPermissions"));
+    let seen = editor.until_response(id);
+    let ask = &seen[0];
+    assert_eq!(ask["method"], "session/request_permission", "{seen:?}");
+    assert_eq!(ask["params"]["toolCall"]["kind"], "switch_mode");
+    let title = ask["params"]["toolCall"]["title"].as_str().unwrap();
+    assert!(
+        title.contains("bypassPermissions") && title.contains("stops asking"),
+        "{title}"
+    );
+    let refused = seen.last().unwrap();
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("denied by acp-gate"),
+        "{refused}"
+    );
+
+    // Into plan: let through at once, as the editor sent it.
+    let id = editor.request("session/set_mode", set_mode("plan"));
+    let started = Instant::now();
+    while !received(&agent_got).contains("\"plan\"") {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the switch to plan never reached the agent"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(received(&agent_got).contains(&format!("\"id\":{id}")));
+
+    // A setting of the mode option, allowed by the person in the editor: forwarded.
+    let id = editor.request(
+        "session/set_config_option",
+        json!({"sessionId": "s", "configId": "mode", "value": "yolo"}),
+    );
+    let ask = editor.next();
+    assert_eq!(ask["method"], "session/request_permission", "{ask}");
+    editor.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}}));
+    while !received(&agent_got).contains("yolo") {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the allowed switch never reached the agent"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(received(&agent_got).contains(&format!("\"id\":{id}")));
+    let got = received(&agent_got);
+    assert!(!got.contains("bypassPermissions"), "{got}");
+
+    let answers: Vec<(String, String)> = audit_answers(&audit_of(&sandbox));
+    assert_eq!(
+        answers,
+        [
+            (
+                "Switch to mode bypassPermissions".to_owned(),
+                "denied (editor: rejected in the editor)".to_owned()
+            ),
+            ("Switch to mode plan".to_owned(), "allowed".to_owned()),
+            (
+                "Switch to mode yolo".to_owned(),
+                "allowed (editor)".to_owned()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn an_org_handler_that_denies_switches_keeps_them_from_the_agent() {
+    let sandbox = Sandbox::new();
+    let org = sandbox.write(
+        "etc/handlers.toml",
+        r#"
+[[handler]]
+name = "fixed-modes"
+plugin = "builtin:org-policy"
+applies_to = ["switch_mode"]
+
+[[handler.config.rules]]
+name = "no-switches"
+decision = "deny"
+reason = "modes are set by IT"
+kinds = ["switch_mode"]
+"#,
+    );
+    let (mut editor, agent_got) =
+        recording_agent(&sandbox, &["--org-handlers", org.to_str().unwrap()]);
+    let id = editor.request(
+        "session/set_mode",
+        json!({"sessionId": "s", "modeId": "plan"}),
+    );
+    let seen = editor.until_response(id);
+    assert_eq!(seen.len(), 1, "nothing is asked: {seen:?}");
+    let message = seen[0]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("modes are set by IT"), "{message}");
+    // The agent got nothing; then a message that is not a switch reaches it.
+    editor.request("session/prompt", json!({"sessionId": "s", "prompt": []}));
+    let started = Instant::now();
+    while !received(&agent_got).contains("session/prompt") {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the prompt never reached the agent"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!received(&agent_got).contains("set_mode"));
+    assert_eq!(
+        audit_answers(&audit_of(&sandbox)),
+        [("Switch to mode plan".to_owned(), "denied".to_owned())]
+    );
+}
+
+#[test]
+fn an_agent_that_switches_itself_into_bypass_mode_is_reported_to_the_editor() {
+    let sandbox = Sandbox::new();
+    let update = |mode: &str| {
+        json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s",
+            "update": {"sessionUpdate": "current_mode_update", "currentModeId": mode}}})
+    };
+    let script = format!(
+        "printf '%s\\n' '{}' '{}'; exec cat > /dev/null",
+        update("default"),
+        update("yolo")
+    );
+    let mut editor = Editor::start(&sandbox, &audit_of(&sandbox), &["sh", "-c", &script]);
+    // Both updates reach the editor as they are, then acp-gate's warning in the session.
+    let mut seen = Vec::new();
+    while !seen
+        .iter()
+        .any(|m: &Value| text_of(m).is_some_and(|t| t.contains("acp-gate")))
+    {
+        seen.push(editor.next());
+    }
+    let modes: Vec<&str> = seen
+        .iter()
+        .filter_map(|m| m.pointer("/params/update/currentModeId")?.as_str())
+        .collect();
+    assert_eq!(modes, ["default", "yolo"]);
+    let warning = text_of(seen.last().unwrap()).unwrap();
+    assert!(
+        warning.contains("mode `yolo`") && warning.contains("stops asking"),
+        "{warning}"
+    );
+    // Judged concurrently: recorded in the order they were decided.
+    let started = Instant::now();
+    let mut answers = audit_answers(&audit_of(&sandbox));
+    while answers.len() < 2 && started.elapsed() < PATIENCE {
+        std::thread::sleep(Duration::from_millis(20));
+        answers = audit_answers(&audit_of(&sandbox));
+    }
+    answers.sort();
+    assert_eq!(
+        answers,
+        [
+            (
+                "Switch to mode default".to_owned(),
+                "reported: went on".to_owned()
+            ),
+            (
+                "Switch to mode yolo".to_owned(),
+                "reported: told the editor".to_owned()
+            ),
+        ]
     );
 }

@@ -606,3 +606,79 @@ fn deny_with_a_message_rejects_and_records_the_message() {
         "reject (user: use the local docs)"
     );
 }
+
+#[test]
+fn an_agent_that_switches_itself_into_bypass_mode_has_its_turn_ended_and_exits_3() {
+    let sandbox = Sandbox::new();
+    let audit = sandbox.root.join("audit.jsonl");
+    let args = [
+        "run",
+        "--non-interactive",
+        "--audit",
+        audit.to_str().unwrap(),
+    ];
+    let output = run_demo_agent(
+        &sandbox,
+        &[&args[..], &["-p", "go"]].concat(),
+        "switch-itself",
+    );
+    assert_eq!(code(&output), 3, "{}", describe(&output));
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        answer_of(&said, "cancelled"),
+        "true",
+        "{}",
+        describe(&output)
+    );
+    let err = stderr(&output);
+    assert!(
+        err.contains("the agent put itself in mode `bypassPermissions`"),
+        "{err}"
+    );
+    // The mode the session started in (default) went on; the switch was judged and reported.
+    let lines = audit_lines(&audit);
+    let switches: Vec<(&str, &str, &str)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["kind"].as_str().unwrap(),
+                l["decision"].as_str().unwrap(),
+                l["answer"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        switches,
+        [
+            ("switch_mode", "allow", "reported: went on"),
+            ("switch_mode", "ask", "reported: ended the turn (escalated)"),
+        ]
+    );
+    assert!(
+        lines[1]["reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("stops asking")
+    );
+}
+
+#[test]
+fn an_agent_that_starts_in_bypass_mode_is_sent_no_prompt() {
+    let sandbox = Sandbox::new();
+    let audit = sandbox.root.join("audit.jsonl");
+    let args = [
+        "run",
+        "--non-interactive",
+        "--audit",
+        audit.to_str().unwrap(),
+        "-p",
+        "go",
+    ];
+    let output = run_demo_agent(&sandbox, &args, "start-bypassed");
+    assert_eq!(code(&output), 3, "{}", describe(&output));
+    // The agent never ran its turn.
+    assert!(answers(&String::from_utf8_lossy(&output.stdout)).is_empty());
+    let lines = audit_lines(&audit);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["answer"], "reported: sent no prompt (escalated)");
+}

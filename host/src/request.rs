@@ -58,16 +58,22 @@ pub enum RequestSource {
     FsRead,
     FsWrite,
     TerminalCreate,
+    /// A change of the session's mode or configuration: the editor's `session/set_mode` or
+    /// `session/set_config_option`, or the agent's report of one (`acp::switch`). Plugins
+    /// see it as a `permission-request` of kind `switch-mode` (the 0.1 contract has no source
+    /// for it), with the method as its tool name.
+    ModeSwitch,
 }
 
 impl RequestSource {
-    /// The ACP method the request came as.
+    /// The ACP method the request came as (a mode switch names its own: `tool_name`).
     pub fn method(self) -> &'static str {
         match self {
             RequestSource::PermissionRequest => "session/request_permission",
             RequestSource::FsRead => "fs/read_text_file",
             RequestSource::FsWrite => "fs/write_text_file",
             RequestSource::TerminalCreate => "terminal/create",
+            RequestSource::ModeSwitch => "mode switch",
         }
     }
 }
@@ -329,6 +335,38 @@ impl ToolRequest {
         if let Some(cwd) = cwd {
             request.set_cwd(cwd);
         }
+        request
+    }
+
+    /// A switch of the session's mode or of a configuration option: `method` with `params`, and
+    /// `mode`, the mode it switches to, when it is one (added to the raw JSON as `modeId`).
+    pub fn from_switch(
+        method: &str,
+        params: &Value,
+        mode: Option<&str>,
+        ctx: &SessionContext,
+    ) -> ToolRequest {
+        let mut raw = json!({ "method": method });
+        if let (Some(raw), Some(params)) = (raw.as_object_mut(), params.as_object()) {
+            raw.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+            if let Some(mode) = mode {
+                raw.insert("modeId".into(), json!(mode));
+            }
+        }
+        let mut request = ToolRequest::empty(RequestSource::ModeSwitch, ctx, raw);
+        request.kind = ToolKind::SwitchMode;
+        request.tool_name = Some(method.to_owned());
+        request.title = match mode {
+            Some(mode) => format!("Switch to mode {mode}"),
+            None => {
+                let text = |key: &str| match params.get(key) {
+                    Some(Value::String(text)) => text.clone(),
+                    Some(other) => other.to_string(),
+                    None => String::new(),
+                };
+                format!("Set {} to {}", text("configId"), text("value"))
+            }
+        };
         request
     }
 

@@ -23,7 +23,7 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, ClientCapabilities, Implementation, InitializeRequest,
     InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    StopReason,
+    SessionMode, SessionModeState, StopReason,
 };
 use agent_client_protocol::{Agent, Client, Error, Stdio, UntypedMessage};
 use serde_json::{Value, json};
@@ -48,10 +48,16 @@ pub enum Script {
     /// `count` permission requests sent at once, `cargo test` and `rm -rf ~` in turn: load
     /// must not change a decision.
     Flood(u32),
+    /// Claude Code's modes; mid-turn the agent switches itself to `bypassPermissions`, waits,
+    /// and reports whether the turn was cancelled.
+    SwitchItself,
+    /// Claude Code's modes, starting in `bypassPermissions` (as its settings can make it).
+    StartBypassed,
 }
 
 impl Script {
-    /// `demo`, `ask`, `repeat`, `inject`, `die`, `soak:N` or `flood:N`.
+    /// `demo`, `ask`, `repeat`, `inject`, `die`, `soak:N`, `flood:N`, `switch-itself` or
+    /// `start-bypassed`.
     pub fn parse(name: &str) -> Option<Script> {
         let counted = |prefix: &str| name.strip_prefix(prefix).and_then(|n| n.parse().ok());
         if let Some(count) = counted("flood:") {
@@ -63,6 +69,8 @@ impl Script {
             "repeat" => Some(Script::Repeat),
             "inject" => Some(Script::Inject),
             "die" => Some(Script::Die),
+            "switch-itself" => Some(Script::SwitchItself),
+            "start-bypassed" => Some(Script::StartBypassed),
             _ => counted("soak:").map(Script::Soak),
         }
     }
@@ -105,7 +113,12 @@ pub async fn serve_stdio(script: Script) -> Result<(), Error> {
         .on_receive_request(
             async move |request: NewSessionRequest, responder, _cx| {
                 *cwd_new.lock().unwrap() = request.cwd.clone();
-                responder.respond(NewSessionResponse::new("demo-session-1"))
+                let response = NewSessionResponse::new("demo-session-1");
+                responder.respond(match script {
+                    Script::SwitchItself => response.modes(claude_modes("default")),
+                    Script::StartBypassed => response.modes(claude_modes("bypassPermissions")),
+                    _ => response,
+                })
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -164,12 +177,42 @@ impl ToolStep {
     }
 }
 
+/// The modes Claude Code's ACP adapter offers, the session in `current`.
+fn claude_modes(current: &str) -> SessionModeState {
+    let modes = [
+        ("default", "Default"),
+        ("acceptEdits", "Accept Edits"),
+        ("plan", "Plan Mode"),
+        ("bypassPermissions", "Bypass Permissions"),
+    ];
+    SessionModeState::new(
+        current.to_owned(),
+        modes
+            .into_iter()
+            .map(|(id, name)| SessionMode::new(id.to_owned(), name))
+            .collect(),
+    )
+}
+
 async fn run_script(
     script: Script,
     session: &Session,
     cx: &ConnectionTo<Client>,
 ) -> Result<StopReason, Error> {
     match script {
+        Script::SwitchItself | Script::StartBypassed => {
+            update(
+                cx,
+                session,
+                json!({ "sessionUpdate": "current_mode_update", "currentModeId": "bypassPermissions" }),
+            )?;
+            say(cx, session, "Switched myself to bypassPermissions.")?;
+            // Time for the client to act on it.
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            let cancelled = session.cancelled.load(Ordering::SeqCst);
+            say(cx, session, &format!("→ cancelled: {cancelled}"))?;
+            Ok(stop_reason(session))
+        }
         Script::Demo => demo(session, cx).await,
         Script::Ask => {
             say(cx, session, "Let me check the docs first.")?;

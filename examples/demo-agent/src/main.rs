@@ -1,4 +1,4 @@
-//! `acp-gate-demo-agent [--script demo|ask|repeat|inject|die|soak:N]`: the scripted ACP agent on stdio.
+//! `acp-gate-demo-agent [--script demo|ask|repeat|inject|die|soak:N|flood:N|switch-itself|start-bypassed]`: the scripted ACP agent on stdio.
 //! `$ACP_GATE_DEMO_SCRIPT` chooses the script when the flag is absent.
 
 use std::process::ExitCode;
@@ -11,13 +11,15 @@ fn main() -> ExitCode {
         (Some("--script"), Some(name)) => name,
         (None, _) => std::env::var("ACP_GATE_DEMO_SCRIPT").unwrap_or_else(|_| "demo".into()),
         _ => {
-            eprintln!("usage: acp-gate-demo-agent [--script demo|ask|repeat|inject|die|soak:N]");
+            eprintln!(
+                "usage: acp-gate-demo-agent [--script demo|ask|repeat|inject|die|soak:N|flood:N|switch-itself|start-bypassed]"
+            );
             return ExitCode::from(2);
         }
     };
     let Some(script) = Script::parse(&name) else {
         eprintln!(
-            "acp-gate-demo-agent: unknown script `{name}` (demo, ask, repeat, inject, die, soak:N)"
+            "acp-gate-demo-agent: unknown script `{name}` (demo, ask, repeat, inject, die, soak:N, flood:N, switch-itself, start-bypassed)"
         );
         return ExitCode::from(2);
     };

@@ -105,7 +105,9 @@ pub fn to_plugin_request(r: &ToolRequest) -> sdk::Request {
         declared_kind: r.declared_kind.map(kind),
         tool_name: r.tool_name.clone(),
         source: match r.source {
-            request::RequestSource::PermissionRequest => sdk::RequestSource::PermissionRequest,
+            request::RequestSource::PermissionRequest | request::RequestSource::ModeSwitch => {
+                sdk::RequestSource::PermissionRequest
+            }
             request::RequestSource::FsRead => sdk::RequestSource::FsRead,
             request::RequestSource::FsWrite => sdk::RequestSource::FsWrite,
             request::RequestSource::TerminalCreate => sdk::RequestSource::TerminalCreate,

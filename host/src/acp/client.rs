@@ -1,14 +1,18 @@
 //! `run`'s front end: acp-gate as the agent's client. Every message the agent sends during a
 //! session arrives here. Gated requests go through the shared [`Gate`]; an ask is settled by
 //! `run`'s ask policy ([`settle`]: a session rule, the person at the terminal, or an
-//! escalation); the `fs` and `terminal` calls the chain allowed are carried out here. The work
+//! escalation); the `fs` and `terminal` calls the chain allowed are carried out here. A switch
+//! of mode the agent reports making by itself is judged too: one the chain does not allow ends
+//! the turn (or, at the session's start, stops it before the first prompt). The work
 //! runs in tasks spawned off the connection's dispatch loop, so a slow plugin or a person
 //! thinking never stalls the stream.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, RwLock};
 
+use agent_client_protocol::v1::schema::CancelNotification;
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Error, ErrorCode, RawJsonRpcId, UntypedMessage};
 use serde_json::{Value, json};
@@ -73,6 +77,9 @@ pub struct Client {
     prompter: Option<Prompter>,
     /// True from `session/cancel` until the next turn starts.
     cancelled: watch::Sender<bool>,
+    /// Set when acp-gate itself ended a turn (the agent switched into a mode the chain did not
+    /// allow): that turn's `cancelled` is not the user's interrupt.
+    gate_ended_turn: AtomicBool,
     terminals: Terminals,
     /// The ids of the gated requests not answered yet.
     in_flight: Mutex<HashSet<RawJsonRpcId>>,
@@ -86,6 +93,7 @@ impl Client {
             rules: Mutex::new(SessionRules::default()),
             prompter,
             cancelled: watch::channel(false).0,
+            gate_ended_turn: AtomicBool::new(false),
             terminals: Terminals::default(),
             in_flight: Mutex::default(),
         }
@@ -126,8 +134,14 @@ impl Client {
         let _ = rx.wait_for(|cancelled| *cancelled).await;
     }
 
-    /// A notification from the agent: `session/update` feeds the tracker and the output.
-    pub fn on_notification(&self, message: UntypedMessage) {
+    /// Whether acp-gate ended the last turn itself.
+    pub fn gate_ended_turn(&self) -> bool {
+        self.gate_ended_turn.load(Ordering::Relaxed)
+    }
+
+    /// A notification from the agent: `session/update` feeds the tracker and the output; a
+    /// switch of mode it reports is judged, and one the chain does not allow ends the turn.
+    pub async fn on_notification(&self, message: UntypedMessage, cx: &ConnectionTo<Agent>) {
         let (method, params) = message.into_parts();
         if method != "session/update" {
             return;
@@ -137,6 +151,40 @@ impl Client {
         };
         let merged = self.gate.observe(update);
         self.gate.output.update(update, merged.as_ref());
+        let session = params.get("sessionId").and_then(Value::as_str);
+        let Some(reported) = session.and_then(|s| self.gate.reported(s, update)) else {
+            return;
+        };
+        if !self.report(reported, "ended the turn").await {
+            self.gate_ended_turn.store(true, Ordering::Relaxed);
+            self.cancel_turn();
+            let session = session.unwrap_or_default().to_owned();
+            let _ = cx.send_notification(CancelNotification::new(session));
+        }
+    }
+
+    /// Judges a switch the agent made by itself (or the mode its session starts in): true
+    /// when the chain allows it. Otherwise it is said loudly, and recorded and escalated with
+    /// `action`, what acp-gate does about it.
+    pub async fn report(&self, reported: Asked, action: &str) -> bool {
+        let Ok(judged) = self.gate.judge(reported, &self.ctx()).await else {
+            return false;
+        };
+        let allowed = judged.decision.outcome == Verdict::Allow;
+        let (action, by) = match allowed {
+            true => ("went on", ResolvedBy::Chain),
+            false => {
+                self.gate.output.error(&format!(
+                    "the agent put itself in {}, which acp-gate does not let it switch to ({}); acp-gate {action}",
+                    judged.switched_to(),
+                    judged.decision.reasons.join("; ")
+                ));
+                (action, ResolvedBy::Escalated)
+            }
+        };
+        self.gate
+            .conclude(&judged, Answer::Reported(action.to_owned()), by);
+        allowed
     }
 
     /// A request from the agent. Runs on the dispatch loop: the gate reads what it needs from
@@ -255,7 +303,7 @@ impl Client {
             request,
             decision,
         } = judged;
-        let is_call = matches!(asked, Asked::Call(_));
+        let is_call = asked.is_call();
         let choices: Vec<PromptChoice> = match is_call {
             false => request
                 .options

@@ -1,6 +1,6 @@
 //! The gating core that `run` (`acp::client`) and `proxy` (`acp::proxy`) share: a
 //! request in (a permission request, or a gated `fs/*` / `terminal/create` call, read with what
-//! the [`ToolCallTracker`] knows of its tool call), the [`Chain`]'s decision, the record (audit
+//! the [`ToolCallTracker`] knows of its tool call, or a mode switch), the [`Chain`]'s decision, the record (audit
 //! log first, then the output), and a typed reply to the agent. The front ends keep only what
 //! differs: `run` settles asks and carries out the calls it allowed; `proxy` holds asks for the
 //! editor, forwards and cancels.
@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::calls::{self, Call};
 use super::output::Output;
+use super::switch::{Modes, Switch};
 use super::tracker::ToolCallTracker;
 use crate::audit::AuditLog;
 use crate::chain::{Chain, Decision};
@@ -41,6 +42,16 @@ pub enum Asked {
     /// A client call acp-gate judges (`fs/read_text_file`, `fs/write_text_file`,
     /// `terminal/create`).
     Call(Call),
+    /// A switch of the session's mode or configuration: asked for by the editor (it goes ahead
+    /// like a call), or reported by the agent (it happened: see [`Answer::Reported`]).
+    Switch(Switch),
+}
+
+impl Asked {
+    /// Whether it is answered like a call (goes ahead or is refused), not with an option.
+    pub fn is_call(&self) -> bool {
+        !matches!(self, Asked::Permission { .. })
+    }
 }
 
 /// A request the chain has decided.
@@ -52,6 +63,14 @@ pub struct Judged {
 }
 
 impl Judged {
+    /// What a switch switches to, for messages: ``mode `X` `` or its title.
+    pub fn switched_to(&self) -> String {
+        match self.request.raw.get("modeId").and_then(Value::as_str) {
+            Some(mode) => format!("mode `{mode}`"),
+            None => self.request.title.clone(),
+        }
+    }
+
     /// What the tool would be run with: the request's input, or the one announced in the tool
     /// call (for an escalation record).
     pub fn input(&self) -> Value {
@@ -61,7 +80,7 @@ impl Judged {
                 .or_else(|| earlier.as_ref().and_then(|e| e.get("rawInput")))
                 .cloned()
                 .unwrap_or(Value::Null),
-            Asked::Call(_) => self.request.raw.clone(),
+            Asked::Call(_) | Asked::Switch(_) => self.request.raw.clone(),
         }
     }
 }
@@ -85,6 +104,8 @@ pub enum Answer {
     Cancelled,
     /// A gated call is refused after an allow, and why (its file changed since the decision).
     Refused(String),
+    /// A switch the agent made by itself: judged after the fact, and what acp-gate did.
+    Reported(String),
 }
 
 /// What the agent is sent once the decision is recorded.
@@ -136,6 +157,7 @@ impl Answer {
             Answer::Denied { .. } => "denied".to_owned(),
             Answer::Cancelled => "cancelled".to_owned(),
             Answer::Refused(why) => format!("refused: {why}"),
+            Answer::Reported(action) => format!("reported: {action}"),
         }
     }
 
@@ -160,6 +182,7 @@ pub struct Gate {
     audit: AuditLog,
     pub output: Output,
     tracker: Mutex<ToolCallTracker>,
+    modes: Mutex<Modes>,
     pub tally: Tally,
     /// Set when a decision could not be written to the audit log.
     unrecorded: AtomicBool,
@@ -175,6 +198,7 @@ impl Gate {
             audit,
             output,
             tracker: Mutex::default(),
+            modes: Mutex::default(),
             tally: Tally::default(),
             unrecorded: AtomicBool::new(false),
         }
@@ -204,6 +228,30 @@ impl Gate {
         Some(Call::parse(method, &params)?.map(Asked::Call))
     }
 
+    /// Reads a request of the editor's that the gate judges (a mode or configuration
+    /// switch); `None` when `method` is not one.
+    pub fn read_editor(&self, method: &str, params: &Value) -> Option<Result<Asked, Error>> {
+        Some(
+            lock(&self.modes)
+                .requested(method, params)?
+                .map(Asked::Switch),
+        )
+    }
+
+    /// A `session/update` from the agent that reports a switch of mode not judged yet.
+    pub fn reported(&self, session_id: &str, update: &Value) -> Option<Asked> {
+        lock(&self.modes)
+            .reported(session_id, update)
+            .map(Asked::Switch)
+    }
+
+    /// The mode a session starts in (the agent's answer to opening it), to judge.
+    pub fn opened(&self, session_id: &str, result: &Value) -> Option<Asked> {
+        lock(&self.modes)
+            .opened(session_id, result)
+            .map(Asked::Switch)
+    }
+
     /// Normalises and decides. A permission request that cannot be read is an
     /// `invalid_params` error, shown, and decided no further.
     pub async fn judge(&self, asked: Asked, ctx: &SessionContext) -> Result<Judged, Error> {
@@ -220,6 +268,7 @@ impl Gate {
                 )?
             }
             Asked::Call(call) => call.tool_request(ctx),
+            Asked::Switch(switch) => switch.tool_request(ctx),
         };
         let decision = self.chain.decide(&request).await;
         Ok(Judged {
@@ -250,10 +299,13 @@ impl Gate {
                 .iter()
                 .find(|o| &o.id == option)
                 .map(|o| matches!(o.kind, OptionKind::AllowOnce | OptionKind::AllowAlways)),
-            Answer::Relayed(_) => None,
+            Answer::Relayed(_) | Answer::Reported(_) => None,
             Answer::Denied { .. } | Answer::Refused(_) => Some(false),
             Answer::Cancelled => None,
         };
+        if allowed == Some(true) {
+            self.note_mode(judged, &answer);
+        }
         let counter = match (allowed, &answer) {
             (Some(true), _) => Some(&self.tally.allowed),
             (Some(false), _) => Some(&self.tally.denied),
@@ -270,7 +322,7 @@ impl Gate {
             self.output
                 .escalation(&Escalation::new(request, decision, &word, &input));
         }
-        let is_call = matches!(judged.asked, Asked::Call(_));
+        let is_call = judged.asked.is_call();
         match answer {
             Answer::Selected { option, message } => {
                 let mut result =
@@ -284,12 +336,31 @@ impl Gate {
             Answer::Relayed(outcome) => Reply::Outcome(json!({ "outcome": outcome })),
             Answer::Cancelled if is_call => Reply::Error(Error::request_cancelled()),
             Answer::Cancelled => Reply::Outcome(json!({ "outcome": { "outcome": "cancelled" } })),
-            Answer::Allowed => Reply::Proceed,
+            Answer::Allowed | Answer::Reported(_) => Reply::Proceed,
             Answer::Denied { message } => Reply::Error(calls::denial(decision, message.as_deref())),
             Answer::Refused(why) => Reply::Error(Error::new(
                 ErrorCode::from(calls::DENIED),
                 format!("acp-gate: {why}"),
             )),
+        }
+    }
+
+    /// An allowed switch puts the session in its mode, so that the agent's report of it is
+    /// not judged again. For a permission request to switch (Claude Code's `ExitPlanMode`),
+    /// the agent's option ids are the modes it switches to.
+    fn note_mode(&self, judged: &Judged, answer: &Answer) {
+        let request = &judged.request;
+        let mode = match (&judged.asked, answer) {
+            (Asked::Switch(switch), _) => switch.mode.as_deref(),
+            (Asked::Permission { .. }, Answer::Selected { option, .. })
+                if request.kind == crate::request::ToolKind::SwitchMode =>
+            {
+                Some(option.as_str())
+            }
+            _ => None,
+        };
+        if let Some(mode) = mode {
+            lock(&self.modes).approve(&request.session_id, mode);
         }
     }
 

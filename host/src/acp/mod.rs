@@ -4,7 +4,8 @@
 //!
 //! A permission request, `fs/*` or `terminal/create` call is read by the [`gate`] (with what
 //! the [`tracker`] knows of its tool call; [`calls`] reads the client calls), decided by the
-//! chain, recorded, and answered. In `run`, an ask is settled by a session rule ([`rules`]),
+//! chain, recorded, and answered; so is a switch of the session's mode ([`switch`]), asked for
+//! by the editor or reported by the agent. In `run`, an ask is settled by a session rule ([`rules`]),
 //! the person at the terminal ([`ask`]), or, with nobody to ask, rejected and escalated; acp-gate
 //! itself carries out the `fs` ([`fs`]) and `terminal` ([`terminal`]) calls it allowed. What
 //! either front end shows goes through [`output`].
@@ -19,5 +20,6 @@ pub mod proxy;
 pub mod rules;
 pub mod session;
 pub mod stream;
+pub mod switch;
 pub mod terminal;
 pub mod tracker;

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::args::OutputFormat;
 use crate::chain::Decision;
 use crate::record::{DecisionLine, DecisionRecord, Escalation, ResolvedBy, subject};
-use crate::request::ToolRequest;
+use crate::request::{RequestSource, ToolRequest};
 use crate::style::Style;
 
 /// What the agent's stream was last doing on stdout.
@@ -242,7 +242,10 @@ impl Output {
             return;
         }
         let s = self.out;
-        let via = request.source.method();
+        let via = match request.source {
+            RequestSource::ModeSwitch => request.tool_name.as_deref().unwrap_or_default(),
+            source => source.method(),
+        };
         let mut lines = vec![format!(
             "  {} {}  {}  {}",
             s.bold("▶"),

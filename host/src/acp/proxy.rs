@@ -8,6 +8,12 @@
 //! - the agent's `fs/read_text_file`, `fs/write_text_file` and `terminal/create`: judged before
 //!   they reach the editor; a denied one is answered with an error and never forwarded, an ask
 //!   becomes a permission request of acp-gate's own to the editor;
+//! - the editor's `session/set_mode` and `session/set_config_option`: judged as switches
+//!   (`acp::switch`) before they reach the agent; a denied one is answered with an error and
+//!   never forwarded, an ask becomes a permission request of acp-gate's own to the editor;
+//! - the agent's reports of a switch it made by itself (and the mode a new session starts in):
+//!   judged; one the chain does not allow is told to the editor in the session, and a denied
+//!   one ends the turn (`session/cancel` to the agent);
 //! - the editor's `session/cancel`: what acp-gate holds for that session is answered
 //!   `cancelled`, then the cancel goes on to the agent.
 //!
@@ -136,7 +142,8 @@ pub async fn serve(gate: Gate, workspace: PathBuf, agent: &[String]) -> Result<u
 /// A request acp-gate holds while the editor decides.
 struct Held {
     session_id: String,
-    /// The agent's request id (raw JSON), which the answer must carry.
+    /// Who sent the request, and its id (raw JSON), which the answer must carry.
+    origin: Side,
     agent_id: Box<RawValue>,
     judged: Judged,
     /// For a gated call asked about with a permission request of acp-gate's own: the call's
@@ -169,6 +176,13 @@ struct Proxy {
     agent: Sink,
     /// Where decisions run.
     runtime: Handle,
+}
+
+/// Which end of the proxy a message came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Editor,
+    Agent,
 }
 
 /// The parts of a JSON-RPC message the proxy routes by. Duplicate keys are an error (an
@@ -210,16 +224,24 @@ fn params_of(envelope: &Envelope<'_>) -> Value {
 
 impl Proxy {
     /// Editor -> agent, until the editor closes its end.
-    fn relay_editor(&self, from: impl std::io::Read) {
+    fn relay_editor(self: &Arc<Self>, from: impl std::io::Read) {
         relay_lines(from, &self.agent, |line| {
             // The editor is trusted: what the proxy cannot read still goes to the agent.
-            let Some(envelope) = std::str::from_utf8(line)
+            let Some((text, envelope)) = std::str::from_utf8(line)
                 .ok()
-                .and_then(|line| serde_json::from_str::<Envelope<'_>>(line).ok())
+                .and_then(|text| Some((text, serde_json::from_str::<Envelope<'_>>(text).ok()?)))
             else {
                 return true;
             };
             match (&envelope.method, envelope.id) {
+                (Some(method), Some(id))
+                    if let Some(asked) = self.gate.read_editor(method, &params_of(&envelope)) =>
+                {
+                    let gated = self.gated_as(Side::Editor, id, &envelope, text, asked);
+                    let proxy = self.clone();
+                    self.runtime.spawn(async move { proxy.decide(gated).await });
+                    return false;
+                }
                 (Some(method), Some(id)) if method == "session/new" => {
                     if let Some(cwd) = params_of(&envelope).get("cwd").and_then(Value::as_str) {
                         lock(&self.opening).insert(id.get().to_owned(), cwd.into());
@@ -284,12 +306,18 @@ impl Proxy {
                 (Some(method), None) if method == "session/update" => {
                     // Only tool calls feed the tracker; the rest is relayed without a parse.
                     // (`\\u` too: a name spelt with escapes must not slip past.)
-                    if envelope
-                        .params
-                        .is_some_and(|p| p.get().contains("tool_call") || p.get().contains("\\u"))
-                        && let Some(update) = params_of(&envelope).get("update")
-                    {
-                        self.gate.observe(update);
+                    let mentions = |what| envelope.params.is_some_and(|p| p.get().contains(what));
+                    if mentions("tool_call") || mentions("\\u") || mentions("mode") {
+                        let params = params_of(&envelope);
+                        if let Some(update) = params.get("update") {
+                            self.gate.observe(update);
+                            let session = params.get("sessionId").and_then(Value::as_str);
+                            if let Some(session) = session
+                                && let Some(reported) = self.gate.reported(session, update)
+                            {
+                                self.report(session, reported);
+                            }
+                        }
                     }
                 }
                 (Some(method), Some(id)) => {
@@ -320,13 +348,19 @@ impl Proxy {
                 }
                 (None, Some(id)) => {
                     let opened = lock(&self.opening).remove(id.get());
-                    if let Some(cwd) = opened
-                        && let Some(session) = envelope
+                    let result = || {
+                        envelope
                             .result
                             .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
-                            .and_then(|r| r.get("sessionId")?.as_str().map(str::to_owned))
+                    };
+                    if let Some(cwd) = opened
+                        && let Some(result) = result()
+                        && let Some(session) = result.get("sessionId").and_then(Value::as_str)
                     {
-                        lock(&self.sessions).insert(session, cwd);
+                        lock(&self.sessions).insert(session.to_owned(), cwd);
+                        if let Some(mode) = self.gate.opened(session, &result) {
+                            self.report(session, mode);
+                        }
                     }
                 }
                 _ => {}
@@ -344,22 +378,79 @@ impl Proxy {
         envelope: &Envelope<'_>,
         line: &str,
     ) -> Option<Gated> {
+        let asked = self.gate.read(method, params_of(envelope))?;
+        Some(self.gated_as(Side::Agent, id, envelope, line, asked))
+    }
+
+    /// A request from `origin` on its way to the chain.
+    fn gated_as(
+        &self,
+        origin: Side,
+        id: &RawValue,
+        envelope: &Envelope<'_>,
+        line: &str,
+        asked: Result<Asked, Error>,
+    ) -> Gated {
         let params = params_of(envelope);
         let session_id = params
             .get("sessionId")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let asked = self.gate.read(method, params.clone())?;
-        Some(Gated {
+        Gated {
             params,
             generation: self.generation(&session_id),
             ctx: self.ctx(&session_id),
             session_id,
+            origin,
             id: id.to_owned(),
             asked,
             line: line.to_owned(),
-        })
+        }
+    }
+
+    /// A switch the agent reports making by itself (or the mode a session starts in), judged
+    /// in a task: one the chain does not allow is told to the editor in the session, and a
+    /// denied one ends the turn.
+    fn report(self: &Arc<Self>, session: &str, reported: Asked) {
+        let proxy = self.clone();
+        let session = session.to_owned();
+        self.runtime.spawn(async move {
+            let Ok(judged) = proxy.gate.judge(reported, &proxy.ctx(&session)).await else {
+                return;
+            };
+            let outcome = judged.decision.outcome;
+            let action = match outcome {
+                Verdict::Allow => "went on",
+                Verdict::Deny => "told the editor and ended the turn",
+                _ => "told the editor",
+            };
+            tokio::task::block_in_place(|| {
+                // Recorded first, as every decision is.
+                proxy
+                    .gate
+                    .conclude(&judged, Answer::Reported(action.to_owned()), ResolvedBy::Chain);
+                if outcome != Verdict::Allow {
+                    let text = format!(
+                        "acp-gate: the agent put itself in {}, which acp-gate does not let it \
+                         switch to by itself ({}).",
+                        judged.switched_to(),
+                        judged.decision.reasons.join("; ")
+                    );
+                    proxy.gate.output.error(&text);
+                    let chunk = json!({"jsonrpc": "2.0", "method": "session/update", "params": {
+                        "sessionId": session,
+                        "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": format!("\n\n⚠ {text}\n")}},
+                    }});
+                    let _ = proxy.editor.send(&chunk.to_string());
+                }
+                if outcome == Verdict::Deny {
+                    proxy.cancel(&session);
+                    let cancel = json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}});
+                    let _ = proxy.agent.send(&cancel.to_string());
+                }
+            });
+        });
     }
 
     /// Runs the chain on a gated request, then answers, forwards or asks. The answer is
@@ -374,16 +465,16 @@ impl Proxy {
         };
         tokio::task::block_in_place(|| match judged {
             Ok(judged) => self.conclude(gated, judged),
-            Err(error) => self.answer_agent(&gated.id, Reply::Error(error)),
+            Err(error) => self.answer(gated.origin, &gated.id, Reply::Error(error)),
         });
     }
 
     /// What a decision leads to, once made.
     fn conclude(&self, gated: Gated, judged: Judged) {
         if self.generation(&gated.session_id) != gated.generation {
-            return self.cancelled(&gated.id, &judged);
+            return self.cancelled(gated.origin, &gated.id, &judged);
         }
-        let is_call = matches!(judged.asked, Asked::Call(_));
+        let is_call = judged.asked.is_call();
         match (judged.decision.outcome, is_call) {
             (Verdict::Ask | Verdict::Abstain, false) => {
                 let mut forwarded = gated.params.clone();
@@ -404,7 +495,7 @@ impl Proxy {
             (_, false) => {
                 let answer = Answer::by_chain(&judged.request, &judged.decision);
                 let reply = self.gate.conclude(&judged, answer, ResolvedBy::Chain);
-                self.answer_agent(&gated.id, reply);
+                self.answer(Side::Agent, &gated.id, reply);
             }
             (verdict, true) => {
                 let answer = match verdict {
@@ -412,20 +503,23 @@ impl Proxy {
                     _ => Answer::Denied { message: None },
                 };
                 let reply = self.gate.conclude(&judged, answer, ResolvedBy::Chain);
-                self.forward_or_answer(&gated.id, &gated.line, reply);
+                self.forward_or_answer(gated.origin, &gated.id, &gated.line, reply);
             }
         }
     }
 
-    /// A call's reply: forwarded to the editor when it may go ahead (the editor answers it
-    /// from then on), else answered.
-    fn forward_or_answer(&self, id: &RawValue, line: &str, reply: Reply) {
-        match reply {
-            Reply::Proceed => {
+    /// A call's reply: forwarded to the other side when it may go ahead (which answers it from
+    /// then on), else answered.
+    fn forward_or_answer(&self, origin: Side, id: &RawValue, line: &str, reply: Reply) {
+        match (reply, origin) {
+            (Reply::Proceed, Side::Agent) => {
                 lock(&self.in_flight).remove(id.get());
                 let _ = self.editor.send(line);
             }
-            reply => self.answer_agent(id, reply),
+            (Reply::Proceed, Side::Editor) => {
+                let _ = self.agent.send(line);
+            }
+            (reply, origin) => self.answer(origin, id, reply),
         }
     }
 
@@ -447,6 +541,7 @@ impl Proxy {
             key.clone(),
             Held {
                 session_id: gated.session_id.clone(),
+                origin: gated.origin,
                 agent_id: gated.id.clone(),
                 judged,
                 call_line,
@@ -456,7 +551,7 @@ impl Proxy {
         if self.generation(&gated.session_id) != gated.generation {
             let held = lock(&self.held).remove(&key);
             if let Some(held) = held {
-                self.cancelled(&held.agent_id, &held.judged);
+                self.cancelled(held.origin, &held.agent_id, &held.judged);
             }
             return;
         }
@@ -476,7 +571,7 @@ impl Proxy {
                 let reply = self
                     .gate
                     .conclude(&held.judged, Answer::Relayed(outcome), by);
-                self.answer_agent(&held.agent_id, reply);
+                self.answer(held.origin, &held.agent_id, reply);
             }
             Some(line) => {
                 let allowed = outcome.get("outcome").and_then(Value::as_str) == Some("selected")
@@ -488,7 +583,7 @@ impl Proxy {
                     },
                 };
                 let reply = self.gate.conclude(&held.judged, answer, by);
-                self.forward_or_answer(&held.agent_id, line, reply);
+                self.forward_or_answer(held.origin, &held.agent_id, line, reply);
             }
         }
     }
@@ -511,27 +606,34 @@ impl Proxy {
         for (key, held) in cancelled {
             // The editor may still answer the ask; that answer must not reach the agent.
             lock(&self.answered).insert(key);
-            self.cancelled(&held.agent_id, &held.judged);
+            self.cancelled(held.origin, &held.agent_id, &held.judged);
         }
     }
 
     /// Answers `cancelled`: a permission request's outcome, or a call's error.
-    fn cancelled(&self, id: &RawValue, judged: &Judged) {
+    fn cancelled(&self, origin: Side, id: &RawValue, judged: &Judged) {
         let reply = self
             .gate
             .conclude(judged, Answer::Cancelled, ResolvedBy::Cancelled);
-        self.answer_agent(id, reply);
+        self.answer(origin, id, reply);
     }
 
-    /// Answers a gated request of the agent's, which is then no longer in flight.
-    fn answer_agent(&self, id: &RawValue, reply: Reply) {
+    /// Answers a gated request of the agent's (which is then no longer in flight) or of the
+    /// editor's.
+    fn answer(&self, origin: Side, id: &RawValue, reply: Reply) {
         let message = match reply {
             Reply::Outcome(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
             Reply::Error(error) => json!({ "jsonrpc": "2.0", "id": id, "error": error }),
             Reply::Proceed => unreachable!("a call that proceeds is forwarded, not answered"),
         };
-        lock(&self.in_flight).remove(id.get());
-        let _ = self.agent.send(&message.to_string());
+        let to = match origin {
+            Side::Agent => {
+                lock(&self.in_flight).remove(id.get());
+                &self.agent
+            }
+            Side::Editor => &self.editor,
+        };
+        let _ = to.send(&message.to_string());
     }
 
     /// Refuses a request of the agent's that is not judged at all (its id is reserved or
@@ -558,6 +660,8 @@ impl Proxy {
 /// A request of the agent's on its way through the chain.
 struct Gated {
     session_id: String,
+    /// Who sent it: the agent (a permission request, a gated call) or the editor (a switch).
+    origin: Side,
     id: Box<RawValue>,
     /// What it asks (or why its params are unreadable).
     asked: Result<Asked, Error>,

@@ -114,8 +114,8 @@ pub async fn run_session(client: Arc<Client>, spec: SessionSpec) -> u8 {
         .on_receive_notification(
             {
                 let client = client.clone();
-                async move |message: UntypedMessage, _cx: ConnectionTo<Agent>| {
-                    client.on_notification(message);
+                async move |message: UntypedMessage, cx: ConnectionTo<Agent>| {
+                    client.on_notification(message, &cx).await;
                     Ok(())
                 }
             },
@@ -212,14 +212,21 @@ async fn drive(
         &mut interrupts,
     )
     .await?;
-    let session_id = session.session_id;
+    let session_id = session.session_id.clone();
     client.set_session_id(&session_id.to_string());
+    // An agent configured to start in a mode where it does not ask gets no prompt.
+    let started = serde_json::to_value(&session).unwrap_or_default();
+    if let Some(mode) = client.gate.opened(&session_id.to_string(), &started)
+        && !client.report(mode, "sent no prompt").await
+    {
+        return Ok(exit::ESCALATED);
+    }
 
     match spec.prompts {
         Prompts::Once(text) => {
             set_phase(Phase::Turn);
             let stop = turn(cx, client, &session_id, text, &mut broken, &mut interrupts).await?;
-            if stop == "cancelled" {
+            if stop == "cancelled" && !client.gate_ended_turn() {
                 return Ok(exit::INTERRUPTED);
             }
         }

@@ -38,7 +38,9 @@ pub(super) fn to_wit(r: &ToolRequest) -> types::Request {
         declared_kind: r.declared_kind.map(kind_to_wit),
         tool_name: r.tool_name.clone(),
         source: match r.source {
-            request::RequestSource::PermissionRequest => types::RequestSource::PermissionRequest,
+            request::RequestSource::PermissionRequest | request::RequestSource::ModeSwitch => {
+                types::RequestSource::PermissionRequest
+            }
             request::RequestSource::FsRead => types::RequestSource::FsRead,
             request::RequestSource::FsWrite => types::RequestSource::FsWrite,
             request::RequestSource::TerminalCreate => types::RequestSource::TerminalCreate,

@@ -158,7 +158,7 @@ fn a_lower_layer_cannot_drop_or_loosen_the_org_layer() {
 
     let output = org_and_project(&sandbox, "", "[settings]\ndefault = \"allow\"\n");
     assert!(
-        stderr(&output).contains("settings.default: Allow would loosen the org layer's Ask"),
+        stderr(&output).contains("settings.default: a project's file can only tighten"),
         "{}",
         stderr(&output)
     );
@@ -180,6 +180,33 @@ fn a_lower_layer_cannot_drop_or_loosen_the_org_layer() {
         serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("{}", stderr(&output)));
     assert_eq!(line["decision"], "deny", "{line}");
     assert_eq!(verdict_of(&line, "org-rm")["tier"], "org");
+}
+
+#[test]
+fn a_project_file_can_only_tighten_never_allow() {
+    // A cloned repository's `.acp-gate/handlers.toml`: its allow counts for nothing, and it
+    // cannot make allow the default.
+    let sandbox = Sandbox::new();
+    let allow_all = "[[handler]]\nname = \"yes\"\nplugin = \"builtin:org-policy\"\n[[handler.config.rules]]\nname = \"all\"\nkinds = [\"fetch\"]\ndecision = \"allow\"\nreason = \"trust me\"\n";
+    let project = sandbox.write("workspace/.acp-gate/handlers.toml", allow_all);
+    let fetch = json!({"toolCall": {"toolCallId": "f", "title": "Fetch https://example.com", "kind": "fetch", "rawInput": {"url": "https://example.com"}}});
+    let (lines, _) = sandbox.check(None, std::slice::from_ref(&fetch));
+    assert_eq!(verdict_of(&lines[0], "yes")["verdict"], "allow");
+    assert_eq!(lines[0]["decision"], "ask", "{}", lines[0]);
+    // The same file named by the person (`--handlers`) is theirs: its allow counts.
+    let (lines, _) = sandbox.check(Some(&project), &[fetch]);
+    assert_eq!(lines[0]["decision"], "allow", "{}", lines[0]);
+
+    sandbox.write(
+        "workspace/.acp-gate/handlers.toml",
+        "[settings]\ndefault = \"allow\"\n",
+    );
+    let output = sandbox.run(&["check", "-"], "{}\n");
+    assert!(
+        stderr(&output).contains("settings.default: a project's file can only tighten"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]

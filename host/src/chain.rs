@@ -111,8 +111,13 @@ impl Combiner {
         Some(applies && self.should_run(spec.tier, spec.control))
     }
 
-    /// Takes one handler's verdict.
+    /// Takes one handler's verdict. A project file's allow counts as abstain: that file is
+    /// the repository's (a cloned project's, or one the agent wrote), so it may only tighten.
     pub fn record(&mut self, tier: Tier, control: Control, verdict: Verdict) {
+        let verdict = match (tier, verdict) {
+            (Tier::Project, Verdict::Allow) => Verdict::Abstain,
+            _ => verdict,
+        };
         self.strongest = self.strongest.max(verdict);
         if verdict >= Verdict::Ask && !self.strict_tiers.contains(&tier) {
             self.strict_tiers.push(tier);
@@ -405,6 +410,13 @@ mod laws {
         }
 
         #[test]
+        fn a_project_file_never_allows_anything(steps in chain(), d in default()) {
+            let project: Vec<Step> = steps.iter().copied().filter(|s| s.0 == Tier::Project).collect();
+            let (outcome, by_default) = combine(&project, d);
+            prop_assert!(outcome != Verdict::Allow || by_default);
+        }
+
+        #[test]
         fn a_lower_tier_can_only_tighten(steps in chain(), d in default()) {
             for cut in [Tier::Org, Tier::Project, Tier::User] {
                 let higher: Vec<Step> = steps.iter().copied().filter(|s| s.0 <= cut).collect();
@@ -439,7 +451,8 @@ mod laws {
             combiner.record(tier, Control::Sufficient, Verdict::Allow);
             prop_assert!(combiner.should_run(tier, Control::Required));
             prop_assert!(combiner.should_run(tier, Control::Requisite));
-            prop_assert!(!combiner.should_run(tier, Control::Optional));
+            // (A project's allow counts for nothing, so it skips nothing.)
+            prop_assert_eq!(combiner.should_run(tier, Control::Optional), tier == Tier::Project);
             for (t, control, verdict) in steps {
                 if matches!(control, Control::Required | Control::Requisite) && !combiner.is_done() {
                     prop_assert!(combiner.should_run(t, control));
@@ -462,8 +475,10 @@ mod laws {
                 prop_assert_eq!(outcome.as_str(), format!("{d:?}").to_lowercase());
             }
             if by_default {
-                // Only skipped handlers may have had an opinion.
-                prop_assert!(steps.iter().all(|s| s.2 == Verdict::Abstain || matches!(s.1, Control::Sufficient | Control::Optional)));
+                // Only skipped handlers may have had an opinion (a project's allow is none).
+                prop_assert!(steps.iter().all(|s| s.2 == Verdict::Abstain
+                    || (s.0 == Tier::Project && s.2 == Verdict::Allow)
+                    || matches!(s.1, Control::Sufficient | Control::Optional)));
             }
         }
     }

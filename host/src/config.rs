@@ -4,6 +4,9 @@
 //! or not at all. Layers are tiers: org > project > user > the built-in default chain (the
 //! floor). Tiers are combined so that a lower one can only tighten (see `chain.rs`); here we
 //! refuse lower layers that try to redefine a higher layer's handler or loosen its settings.
+//! The project's file comes with the repository, so it is trusted least: it can only tighten
+//! (its handlers' allows count for nothing, its `default` is ask or deny); a file named with
+//! `--handlers` is the person's own and counts as the user's.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -151,7 +154,7 @@ pub struct LayerPaths {
 
 impl LayerPaths {
     /// The standard locations: the org file from `org` (a flag), `$ACP_GATE_ORG_HANDLERS` or
-    /// `/etc/acp-gate/handlers.toml`; then `handlers` (a flag) alone, or the project's
+    /// `/etc/acp-gate/handlers.toml`; then `handlers` (a flag, the user tier) alone, or the project's
     /// `.acp-gate/handlers.toml` and the user's `~/.config/acp-gate/handlers.toml`
     /// (`$ACP_GATE_USER_HANDLERS` overrides the latter). Files that do not exist are skipped,
     /// except those named by a flag or variable, which must exist.
@@ -168,7 +171,8 @@ impl LayerPaths {
             }
         };
         let lower = match handlers {
-            Some(path) => vec![(Tier::Project, required(path)?)],
+            // The person named it: theirs, as the user file is.
+            Some(path) => vec![(Tier::User, required(path)?)],
             None => {
                 let project = workspace.join(".acp-gate/handlers.toml");
                 let user = match std::env::var_os("ACP_GATE_USER_HANDLERS") {
@@ -369,6 +373,13 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
                     default.span(),
                     "settings.default",
                     "must be allow, ask or deny: it is what stands when every handler abstains",
+                );
+            }
+            if tier == Tier::Project && value == Verdict::Allow {
+                return source.error(
+                    default.span(),
+                    "settings.default",
+                    "a project's file can only tighten (it comes with the repository): ask or deny",
                 );
             }
             if let Some((higher, set)) = default_set_by

@@ -823,3 +823,33 @@ fn an_agent_that_switches_itself_into_bypass_mode_is_reported_to_the_editor() {
         ]
     );
 }
+
+#[test]
+fn a_request_on_an_id_reserved_for_acp_gate_is_refused() {
+    // acp-gate's own asks to the editor use ids `acp-gate/N`: an agent request on such an id
+    // could have the editor's answer to acp-gate's ask taken as its own.
+    let sandbox = Sandbox::new();
+    let replies = sandbox.root.join("replies.jsonl");
+    let request = json!({"jsonrpc": "2.0", "id": "acp-gate/1", "method": "fs/read_text_file",
+        "params": {"sessionId": "s", "path": "README.md"}});
+    let script = format!(
+        "printf '%s\\n' '{request}'; exec cat > {}",
+        replies.display()
+    );
+    let editor = Editor::start(&sandbox, &audit_of(&sandbox), &["sh", "-c", &script]);
+    let started = Instant::now();
+    while !std::fs::read_to_string(&replies).is_ok_and(|r| r.contains("reserved")) {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the reserved id was not refused"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let reply: Value =
+        serde_json::from_str(std::fs::read_to_string(&replies).unwrap().trim()).unwrap();
+    assert_eq!(reply["id"], "acp-gate/1");
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    drop(editor);
+    // Refused, never decided.
+    assert!(!audit_of(&sandbox).exists() || audit_answers(&audit_of(&sandbox)).is_empty());
+}

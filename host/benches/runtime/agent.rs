@@ -8,15 +8,18 @@
 //!   waited for: `cargo test` (allowed) and a write to `~/.ssh/authorized_keys` (denied) in
 //!   turn. The resident memory of its parent (the client) after the 1,000th and the Nth is
 //!   written to $ACP_GATE_BENCH_RSS as JSON;
+//! - `alone N` / `burst N`: N permission requests like those, one after another or all sent at
+//!   once; each one's latency (sent to answered, µs) and how many were answered otherwise than
+//!   alone are written to $ACP_GATE_BENCH_LATENCY as JSON;
 //!
 //! then it answers the prompt `end_turn`. It exits when its stdin closes.
 
 use std::io::{BufRead, Lines, StdinLock, StdoutLock, Write};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
 
-use crate::{RSS_FILE, unix_ns};
+use crate::{LATENCY_FILE, RSS_FILE, unix_ns};
 
 /// After how many permission requests the first RSS reading is taken.
 pub const RSS_FIRST: usize = 1000;
@@ -86,6 +89,8 @@ impl Agent {
                 self.updates(number(1)?, every)
             }
             Some(&"permissions") => self.permissions(number(1)? as usize),
+            Some(&"alone") => self.latencies(number(1)? as usize, false),
+            Some(&"burst") => self.latencies(number(1)? as usize, true),
             _ => bail!("unknown script `{text}`"),
         }
     }
@@ -111,46 +116,86 @@ impl Agent {
         Ok(())
     }
 
+    /// Sends the `n`th permission request (even: `cargo test`, allowed; odd: a write to
+    /// `~/.ssh/authorized_keys`, denied); its id and the option it should be answered with.
+    fn ask(&mut self, n: usize) -> Result<(String, &'static str)> {
+        self.next_id += 1;
+        let id = format!("perm-{}", self.next_id);
+        let (title, input, expected) = if n % 2 == 0 {
+            ("Bash", json!({"command": "cargo test"}), "allow")
+        } else {
+            (
+                "Write",
+                json!({"file_path": "~/.ssh/authorized_keys", "content": "k"}),
+                "reject",
+            )
+        };
+        self.send(&json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "method": "session/request_permission",
+            "params": {
+                "sessionId": "bench",
+                "toolCall": {"toolCallId": format!("call-{n}"), "title": title, "rawInput": input},
+                "options": [
+                    {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                    {"optionId": "reject", "name": "Reject", "kind": "reject_once"}
+                ]
+            }
+        }))?;
+        Ok((id, expected))
+    }
+
+    /// The next answer to one of this agent's requests: its id and the option chosen.
+    fn answer(&mut self) -> Result<(String, String)> {
+        loop {
+            let message = self.read()?.context("the client went away")?;
+            if let (Some(id), None) = (message["id"].as_str(), message.get("method")) {
+                let outcome = &message["result"]["outcome"];
+                let option = outcome["optionId"]
+                    .as_str()
+                    .or(outcome["outcome"].as_str())
+                    .unwrap_or("error");
+                return Ok((id.to_owned(), option.to_owned()));
+            }
+        }
+    }
+
+    /// `alone N` / `burst N`: see the module's doc.
+    fn latencies(&mut self, count: usize, at_once: bool) -> Result<()> {
+        let path = std::env::var_os(LATENCY_FILE).context("$ACP_GATE_BENCH_LATENCY is not set")?;
+        let mut pending = std::collections::HashMap::new();
+        let mut latencies = Vec::new();
+        let mut wrong = 0;
+        for n in 1..=count {
+            let (id, expected) = self.ask(n)?;
+            pending.insert(id, (std::time::Instant::now(), expected));
+            if at_once && n < count {
+                continue;
+            }
+            while !pending.is_empty() {
+                let (id, option) = self.answer()?;
+                let (sent, expected) = pending.remove(&id).context("an answer to no request")?;
+                latencies.push(sent.elapsed().as_secs_f64() * 1e6);
+                wrong += usize::from(option != expected);
+            }
+        }
+        std::fs::write(
+            path,
+            json!({"latencies_us": latencies, "wrong": wrong}).to_string(),
+        )?;
+        Ok(())
+    }
+
     fn permissions(&mut self, count: usize) -> Result<()> {
         let path = std::env::var_os(RSS_FILE).context("$ACP_GATE_BENCH_RSS is not set")?;
         let mut readings = Vec::new();
         let mut answers = std::collections::BTreeMap::<String, usize>::new();
         for n in 1..=count {
-            self.next_id += 1;
-            let id = format!("perm-{}", self.next_id);
-            let (title, input) = if n % 2 == 0 {
-                ("Bash", json!({"command": "cargo test"}))
-            } else {
-                (
-                    "Write",
-                    json!({"file_path": "~/.ssh/authorized_keys", "content": "k"}),
-                )
-            };
-            self.send(&json!({
-                "jsonrpc": "2.0",
-                "id": id,
-                "method": "session/request_permission",
-                "params": {
-                    "sessionId": "bench",
-                    "toolCall": {"toolCallId": format!("call-{n}"), "title": title, "rawInput": input},
-                    "options": [
-                        {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
-                        {"optionId": "reject", "name": "Reject", "kind": "reject_once"}
-                    ]
-                }
-            }))?;
-            let answer = loop {
-                let message = self.read()?.context("the client went away")?;
-                if message["id"] == id.as_str() && message.get("method").is_none() {
-                    break message;
-                }
-            };
-            let outcome = &answer["result"]["outcome"];
-            let option = outcome["optionId"]
-                .as_str()
-                .or(outcome["outcome"].as_str())
-                .unwrap_or("error");
-            *answers.entry(option.to_owned()).or_default() += 1;
+            let (id, _) = self.ask(n)?;
+            let (answered, option) = self.answer()?;
+            ensure!(answered == id, "answered {answered}, asked {id}");
+            *answers.entry(option).or_default() += 1;
             if n == RSS_FIRST || n == count {
                 readings.push(json!({"requests": n, "rss_kib": parent_rss_kib()?}));
             }

@@ -14,6 +14,9 @@
 //!   code is in the binary) against starting `true`.
 //! - `proxy`: 10,000 `session/update` notifications through `acp-gate proxy` against a direct
 //!   pipe: messages per second and latency per message.
+//! - `load`: 1,000 permission requests sent at once through `acp-gate run` and through
+//!   `acp-gate proxy`: each one's latency (median, p99) against the same requests one at a
+//!   time, and that every one was decided as alone.
 //! - `memory`: peak RSS of `acp-gate check`; RSS growth over 10,000 permission requests in one
 //!   `acp-gate run`.
 //! - `heavy`: the JavaScript and Python example plugins: fresh against reused instance per
@@ -44,12 +47,13 @@ use serde_json::{Value, json};
 use acp_gate::request::{SessionContext, ToolRequest};
 use acp_gate::runtime::Runtime;
 
-const SECTIONS: [&str; 7] = [
+const SECTIONS: [&str; 8] = [
     "instances",
     "decision",
     "policy",
     "startup",
     "proxy",
+    "load",
     "memory",
     "heavy",
 ];
@@ -58,6 +62,8 @@ const SECTIONS: [&str; 7] = [
 const AGENT: &str = "ACP_GATE_BENCH_AGENT";
 /// Where the agent writes the resident memory of its client (agent.rs, `permissions N`).
 const RSS_FILE: &str = "ACP_GATE_BENCH_RSS";
+/// Where the agent writes its requests' latencies (agent.rs, `alone N` / `burst N`).
+const LATENCY_FILE: &str = "ACP_GATE_BENCH_LATENCY";
 /// The first argument of the `peak-rss` role (processes.rs, `peak_rss_role`).
 const PEAK_RSS: &str = "--peak-rss";
 /// The first argument of the `relay` role (processes.rs, `relay_role`).
@@ -140,6 +146,9 @@ async fn bench(args: Args) -> Result<()> {
     }
     if args.runs("proxy") {
         processes::proxy(&fixture, &mut report)?;
+    }
+    if args.runs("load") {
+        processes::load(&fixture, &mut report)?;
     }
     if args.runs("memory") {
         processes::memory(&fixture, &mut report)?;

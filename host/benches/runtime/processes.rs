@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 
 use crate::agent;
 use crate::{
-    AGENT, Comparison, Fixture, PEAK_RSS, RELAY, RSS_FILE, Report, Stats, Target, acp_gate, unix_ns,
+    AGENT, Comparison, Fixture, LATENCY_FILE, PEAK_RSS, RELAY, RSS_FILE, Report, Stats, Target,
+    acp_gate, unix_ns,
 };
 
 /// Start-ups per figure.
@@ -342,6 +343,95 @@ pub fn proxy(fixture: &Fixture, report: &mut Report) -> Result<()> {
         .extra("added", ours.median - baseline.median),
     );
     Ok(())
+}
+
+/// Permission requests sent at once in `load`, and one at a time for its baseline.
+const BURST: usize = 1000;
+const ALONE: usize = 200;
+
+/// `load`: `BURST` permission requests sent at once through `acp-gate run` and through
+/// `acp-gate proxy`, each one's latency against the same requests one at a time; every one must
+/// be answered as it is alone.
+pub fn load(fixture: &Fixture, report: &mut Report) -> Result<()> {
+    report.section(
+        "load: 1,000 permission requests sent at once through `acp-gate run` and `acp-gate proxy`: latency per request vs the same requests one at a time",
+    );
+    let agent = std::env::current_exe()?;
+    let file = fixture.path("latency.json");
+    let measure = |front: &str, script: String| -> Result<Vec<f64>> {
+        let _ = std::fs::remove_file(&file);
+        let mut command = Command::new(acp_gate());
+        command
+            .arg(front)
+            .arg("--audit")
+            .arg(fixture.path("load-audit.jsonl"))
+            .arg("--workspace")
+            .arg(&fixture.workspace)
+            .env(AGENT, "1")
+            .env(LATENCY_FILE, &file)
+            .env("HOME", fixture.scratch.path())
+            .stderr(Stdio::null());
+        if front == "run" {
+            command
+                .args(["--non-interactive", "--format", "json", "-p", &script, "--"])
+                .arg(&agent)
+                .stdout(Stdio::null());
+            let status = command.status()?;
+            ensure!(status.success(), "`acp-gate run` exited with {status}");
+        } else {
+            command.arg("--").arg(&agent);
+            let mut editor = Editor::open(command, &fixture.workspace)?;
+            editor.turn(&script)?;
+            editor.close()?;
+        }
+        let result: Value = serde_json::from_str(&std::fs::read_to_string(&file)?)?;
+        ensure!(
+            result["wrong"] == 0,
+            "{front}: {} of `{script}` answered otherwise than alone",
+            result["wrong"]
+        );
+        let latencies: Vec<f64> = result["latencies_us"]
+            .as_array()
+            .context("no latencies")?
+            .iter()
+            .filter_map(Value::as_f64)
+            .collect();
+        Ok(latencies)
+    };
+    for front in ["run", "proxy"] {
+        let alone = measure(front, format!("alone {ALONE}"))?;
+        let burst = measure(front, format!("burst {BURST}"))?;
+        ensure!(
+            burst.len() == BURST,
+            "{front}: {} of {BURST} answered",
+            burst.len()
+        );
+        let name = if front == "run" {
+            "load/run"
+        } else {
+            "load/proxy"
+        };
+        report.add(
+            Comparison::new(
+                name,
+                "µs",
+                (
+                    format!("`acp-gate {front}`, {BURST} at once"),
+                    Stats::of(burst.clone()),
+                ),
+                ("one at a time", Stats::of(alone.clone())),
+            )
+            .extra("p99", quantile(burst, 0.99))
+            .extra("baseline_p99", quantile(alone, 0.99)),
+        );
+    }
+    Ok(())
+}
+
+/// The `q` quantile of `samples`.
+fn quantile(mut samples: Vec<f64>, q: f64) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[((samples.len() - 1) as f64 * q).round() as usize]
 }
 
 /// Permission requests in the `run` session whose memory is watched.

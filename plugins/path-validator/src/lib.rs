@@ -222,7 +222,10 @@ fn is_within(path: &str, root: &str) -> bool {
 }
 
 fn nfc(text: &str) -> String {
-    text.nfc().collect()
+    match text.is_ascii() {
+        true => text.to_owned(),
+        false => text.nfc().collect(),
+    }
 }
 
 /// The stricter of two verdicts: deny > ask > allow > abstain.

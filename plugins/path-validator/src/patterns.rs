@@ -44,7 +44,7 @@ impl<'a> Patterns<'a> {
         let globs = secrets
             .chain(no_write)
             .map(|(pattern, protection)| {
-                let pattern = match is_nfc(pattern) {
+                let pattern = match pattern.is_ascii() || is_nfc(pattern) {
                     true => Cow::Borrowed(pattern),
                     false => Cow::Owned(pattern.nfc().collect()),
                 };

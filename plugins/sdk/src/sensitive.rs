@@ -395,6 +395,9 @@ pub struct PathGlob<'a> {
 
 /// The rest of `text` after a leading `~`, `$HOME` or `${HOME}`, if it has one.
 pub fn strip_home(text: &str) -> Option<&str> {
+    if !text.starts_with(['~', '$']) {
+        return None;
+    }
     ["~", "$HOME", "${HOME}"].into_iter().find_map(|prefix| {
         let rest = text.strip_prefix(prefix)?;
         (rest.is_empty() || rest.starts_with('/')).then_some(rest)
@@ -408,7 +411,13 @@ impl<'a> PathGlob<'a> {
         let (lead, rest) = match strip_home(&pattern) {
             Some(rest) => (home, pattern.len() - rest.len()),
             None if pattern.starts_with('/') => ("", 0),
-            None => ("**", pattern.len() - pattern.trim_start_matches("./").len()),
+            None => {
+                let mut rest = 0;
+                while pattern[rest..].starts_with("./") {
+                    rest += 2;
+                }
+                ("**", rest)
+            }
         };
         let name = lead == "**" && !pattern[rest..].contains('/');
         PathGlob {
@@ -438,6 +447,9 @@ impl<'a> PathGlob<'a> {
                 .last()
                 .is_some_and(|file| self.matches_name(file, path.folded));
         }
+        if !self.may_match(path) {
+            return false;
+        }
         let segments = self
             .lead
             .split('/')
@@ -446,25 +458,69 @@ impl<'a> PathGlob<'a> {
         match_segments(segments, &path.segments, path.folded)
     }
 
+    /// A quick test that rejects most paths a path pattern cannot match: the path must lie
+    /// under the pattern's home or root and its first literal directory, or (for a pattern
+    /// that matches at any depth) hold its first literal segment.
+    fn may_match(&self, path: &PathSegments) -> bool {
+        let folded = path.folded;
+        let mut pattern = self.pattern[self.rest..]
+            .split('/')
+            .filter(|s| !s.is_empty());
+        let first = pattern.find(|s| *s != "**" || self.lead != "**");
+        let literal = first.filter(|s| !s.contains(['*', '?', '[']));
+        if self.lead == "**" {
+            return literal
+                .is_none_or(|first| path.segments.iter().any(|s| same_text(first, s, folded)));
+        }
+        let Some(under_lead) = under(&path.joined, self.lead.trim_end_matches('/'), folded) else {
+            return false;
+        };
+        literal.is_none_or(|first| {
+            under_lead
+                .strip_prefix('/')
+                .is_some_and(|rest| under(rest, first, folded).is_some())
+        })
+    }
+
     /// Whether the file name `file` matches this name pattern: ignoring ASCII case, and with a
     /// `*` glued to the end of a name not reaching a source file's extension.
     fn matches_name(&self, file: &str, folded: bool) -> bool {
         let pattern = &self.pattern[self.rest..];
+        let matched = match folded {
+            true if !pattern.is_ascii() => {
+                wildcard(pattern.to_lowercase().as_bytes(), file.as_bytes(), true)
+            }
+            _ => wildcard(pattern.as_bytes(), file.as_bytes(), true),
+        };
         let glued_star = pattern.len() > 1 && pattern.ends_with('*') && !pattern.ends_with(".*");
-        if glued_star && is_source_file(file) {
-            return false;
-        }
-        match folded {
-            true => wildcard(pattern.to_lowercase().as_bytes(), file.as_bytes(), true),
-            false => wildcard(pattern.as_bytes(), file.as_bytes(), true),
-        }
+        matched && !(glued_star && is_source_file(file))
     }
 }
 
 /// An absolute path split into segments, optionally case-folded.
 pub struct PathSegments {
     segments: Vec<String>,
+    /// The segments joined again, each after a `/`.
+    joined: String,
     folded: bool,
+}
+
+/// The rest of `path` after the directory `dir` (`""` for the root), if `path` is `dir` or
+/// under it.
+fn under<'p>(path: &'p str, dir: &str, folded: bool) -> Option<&'p str> {
+    let head = path.get(..dir.len())?;
+    let rest = &path[dir.len()..];
+    (same_text(dir, head, folded) && (rest.is_empty() || rest.starts_with('/') || dir.is_empty()))
+        .then_some(rest)
+}
+
+/// Whether a pattern's literal text equals a path's (already folded when `folded`).
+fn same_text(pattern: &str, text: &str, folded: bool) -> bool {
+    match folded {
+        true if pattern.is_ascii() => pattern.eq_ignore_ascii_case(text),
+        true => pattern.to_lowercase() == text,
+        false => pattern == text,
+    }
 }
 
 impl PathSegments {
@@ -476,12 +532,19 @@ impl PathSegments {
                 s.to_owned()
             }
         };
+        let segments: Vec<String> = path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(fold)
+            .collect();
+        let mut joined = String::with_capacity(path.len());
+        for segment in &segments {
+            joined.push('/');
+            joined.push_str(segment);
+        }
         PathSegments {
-            segments: path
-                .split('/')
-                .filter(|s| !s.is_empty())
-                .map(fold)
-                .collect(),
+            segments,
+            joined,
             folded: fold_case,
         }
     }
@@ -556,6 +619,31 @@ mod tests {
         let ssh = PathGlob::new("~/.ssh/**", "/h");
         assert!(ssh.matches_segments(&PathSegments::new("/H/.SSH/Id_Rsa", true)));
         assert!(!ssh.matches_segments(&PathSegments::new("/H/.SSH/Id_Rsa", false)));
+    }
+
+    #[test]
+    fn the_quick_test_never_rejects_a_path_a_pattern_matches() {
+        // Every built-in pattern, written out as a path it matches (`**` as two directories,
+        // `*` and `?` as letters), at the root, under a workspace and, case-folded, in capitals.
+        for pattern in SECRETS.iter().chain(RUNS_CODE) {
+            let glob = PathGlob::new(*pattern, "/home/u");
+            let written = pattern
+                .replace("${HOME}", "/home/u")
+                .replace("$HOME", "/home/u")
+                .replacen('~', "/home/u", 1)
+                .replace("**", "d1/d2")
+                .replace('*', "x")
+                .replace('?', "y");
+            let paths = match written.starts_with('/') {
+                true => vec![written],
+                false => vec![format!("/{written}"), format!("/ws/sub/{written}")],
+            };
+            for path in paths {
+                assert!(glob.matches(&path), "{pattern}: {path}");
+                let folded = PathSegments::new(&path.to_uppercase(), true);
+                assert!(glob.matches_segments(&folded), "{pattern}: {path} folded");
+            }
+        }
     }
 
     /// The first built-in pattern of `list` that `path` matches, with `/h` as home.

@@ -147,10 +147,11 @@ pub struct Context<'a> {
     pub cwd: &'a str,
     pub workspaces: Vec<String>,
     pub config: &'a Config,
-    /// Secrets and files that run code: no command may write, move or delete them.
-    pub(crate) write_sensitive: Vec<PathGlob<'a>>,
-    /// Secrets: reading them is asked about.
-    pub(crate) read_sensitive: Vec<PathGlob<'a>>,
+    /// Secrets and files that run code: no command may write, move or delete them. Built
+    /// when first needed (most commands name no path).
+    write_sensitive: std::cell::OnceCell<Vec<PathGlob<'a>>>,
+    /// Secrets: reading them is asked about. Built when first needed.
+    read_sensitive: std::cell::OnceCell<Vec<PathGlob<'a>>>,
 }
 
 impl<'a> Context<'a> {
@@ -160,14 +161,6 @@ impl<'a> Context<'a> {
         workspace_roots: &[String],
         config: &'a Config,
     ) -> Self {
-        let extra = || config.sensitive_paths.iter().map(String::as_str);
-        let globs = |list: &[&'static str]| {
-            list.iter()
-                .copied()
-                .chain(extra())
-                .map(|p| PathGlob::new(p, home))
-                .collect()
-        };
         let mut workspaces: Vec<String> = workspace_roots
             .iter()
             .filter(|w| w.starts_with('/'))
@@ -181,9 +174,30 @@ impl<'a> Context<'a> {
             cwd,
             workspaces,
             config,
-            write_sensitive: globs(&[SECRETS, RUNS_CODE].concat()),
-            read_sensitive: globs(SECRETS),
+            write_sensitive: std::cell::OnceCell::new(),
+            read_sensitive: std::cell::OnceCell::new(),
         }
+    }
+
+    /// Secrets and files that run code, and the config's `sensitive_paths`.
+    pub(crate) fn write_sensitive(&self) -> &[PathGlob<'a>] {
+        self.write_sensitive
+            .get_or_init(|| self.globs(&[SECRETS, RUNS_CODE]))
+    }
+
+    /// Secrets, and the config's `sensitive_paths`.
+    pub(crate) fn read_sensitive(&self) -> &[PathGlob<'a>] {
+        self.read_sensitive.get_or_init(|| self.globs(&[SECRETS]))
+    }
+
+    fn globs(&self, lists: &[&'static [&'static str]]) -> Vec<PathGlob<'a>> {
+        let extra = self.config.sensitive_paths.iter().map(String::as_str);
+        lists
+            .iter()
+            .flat_map(|list| list.iter().copied())
+            .chain(extra)
+            .map(|p| PathGlob::new(p, self.home))
+            .collect()
     }
 
     /// `text` made absolute where `inv` runs; a relative path in an unknown directory is placed

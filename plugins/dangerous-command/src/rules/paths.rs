@@ -49,7 +49,7 @@ pub(crate) fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &s
         }
         return;
     }
-    if !is_env_template(&abs) && cx.write_sensitive.iter().any(|g| g.matches(&abs)) {
+    if !is_env_template(&abs) && cx.write_sensitive().iter().any(|g| g.matches(&abs)) {
         f.deny(
             "sensitive-write",
             format!("{how} the sensitive path `{text}`"),
@@ -98,14 +98,14 @@ pub(crate) fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
     // On a case-insensitive file system `.ENV` is `.env`.
     let folded = PathSegments::new(&abs, true);
     if cx
-        .read_sensitive
+        .read_sensitive()
         .iter()
         .any(|g| g.matches_segments(&folded))
     {
         return true;
     }
     target.glob
-        && cx.read_sensitive.iter().any(|g| {
+        && cx.read_sensitive().iter().any(|g| {
             let pattern = g.pattern();
             let full = match strip_home(pattern) {
                 Some(rest) => format!("{}{rest}", cx.home),
@@ -119,7 +119,7 @@ pub(crate) fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
 /// Whether a glob's last segment aims at a secret's name by a shared literal start or end
 /// (`*.env`, `*.pem`), whatever it can match before it.
 pub(crate) fn aims_at_secret(cx: &Context, glob: &str) -> bool {
-    cx.read_sensitive
+    cx.read_sensitive()
         .iter()
         .any(|g| g.pattern().rsplit('/').next() != Some("**") && anchored(glob, g.pattern()))
 }

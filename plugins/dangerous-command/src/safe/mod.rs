@@ -267,7 +267,7 @@ impl Judge<'_, '_, '_> {
         if !home.is_empty() && is_same_or_ancestor(abs, home) {
             return true;
         }
-        self.cx.read_sensitive.iter().any(|g| {
+        self.cx.read_sensitive().iter().any(|g| {
             let pattern = g.pattern();
             let fixed = match acp_gate_plugin::sensitive::strip_home(pattern) {
                 Some(rest) => format!("{home}{rest}"),

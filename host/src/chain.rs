@@ -151,6 +151,10 @@ pub struct Chain {
     runtime: Arc<Runtime>,
     handlers: Vec<Handler>,
     default: Verdict,
+    /// Decisions under way at once; the others queue in arrival order. Decisions are CPU
+    /// work: run all at once, every one of a burst would finish at the end of it; queued,
+    /// the first are answered first, at the same throughput.
+    queue: tokio::sync::Semaphore,
     pub sources: Vec<(Tier, std::path::PathBuf)>,
     pub notices: Vec<String>,
 }
@@ -181,10 +185,12 @@ impl Chain {
             }
             handlers.push(Handler { spec, plugin });
         }
+        let parallel = std::thread::available_parallelism().map_or(2, |n| n.get());
         let chain = Chain {
             runtime,
             handlers,
             default: policy.default,
+            queue: tokio::sync::Semaphore::new(parallel * 2),
             sources: policy.sources,
             notices,
         };
@@ -240,6 +246,8 @@ impl Chain {
 
     /// Decides one request.
     pub async fn decide(&self, request: &ToolRequest) -> Decision {
+        // The semaphore is never closed: a permit always comes, in turn.
+        let _turn = self.queue.acquire().await;
         let mut traces = Vec::new();
         let mut combiner = Combiner::default();
         // Its instances are cleaned up once the decision is made.

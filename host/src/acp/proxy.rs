@@ -304,10 +304,12 @@ impl Proxy {
                     return false;
                 }
                 (Some(method), None) if method == "session/update" => {
-                    // Only tool calls feed the tracker; the rest is relayed without a parse.
-                    // (`\\u` too: a name spelt with escapes must not slip past.)
+                    // Only tool calls and switches of mode are read; the rest is relayed
+                    // without a parse. (`\\u` too: a name spelt with escapes must not slip past.)
                     let mentions = |what| envelope.params.is_some_and(|p| p.get().contains(what));
-                    if mentions("tool_call") || mentions("\\u") || mentions("mode") {
+                    let switch =
+                        mentions("current_mode_update") || mentions("config_option_update");
+                    if switch || mentions("tool_call") || mentions("\\u") {
                         let params = params_of(&envelope);
                         if let Some(update) = params.get("update") {
                             self.gate.observe(update);
@@ -315,7 +317,10 @@ impl Proxy {
                             if let Some(session) = session
                                 && let Some(reported) = self.gate.reported(session, update)
                             {
+                                // The editor sees the switch before what acp-gate says of it.
+                                let _ = self.editor.send(text);
                                 self.report(session, reported);
+                                return false;
                             }
                         }
                     }

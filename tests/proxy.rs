@@ -597,22 +597,13 @@ fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_is_answered() {
     );
     assert_eq!(forwarded["id"], 7);
     // The second request is refused at once; only then does the editor answer the first.
-    let started = Instant::now();
-    while !std::fs::read_to_string(&replies).is_ok_and(|r| r.contains("already in use")) {
-        assert!(
-            started.elapsed() < PATIENCE,
-            "the reused id was not refused"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    eventually("the reused id was not refused", || {
+        std::fs::read_to_string(&replies).is_ok_and(|r| r.contains("already in use"))
+    });
     editor.send(json!({"jsonrpc": "2.0", "id": 7, "result": {"outcome": {"outcome": "selected", "optionId": "ok"}}}));
-    while std::fs::read_to_string(&replies).unwrap().lines().count() < 2 {
-        assert!(
-            started.elapsed() < PATIENCE,
-            "the first request was not answered"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    eventually("the first request was not answered", || {
+        std::fs::read_to_string(&replies).unwrap().lines().count() >= 2
+    });
     let replies: Vec<Value> = std::fs::read_to_string(&replies)
         .unwrap()
         .lines()
@@ -647,6 +638,15 @@ fn recording_agent(sandbox: &Sandbox, options: &[&str]) -> (Editor, PathBuf) {
     (editor, received)
 }
 
+/// Waits until `done` holds; fails saying `what` did not happen after PATIENCE.
+fn eventually(what: &str, done: impl Fn() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(started.elapsed() < PATIENCE, "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn received(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
@@ -679,14 +679,9 @@ fn a_switch_to_a_bypass_mode_reaches_the_agent_only_when_allowed() {
 
     // Into plan: let through at once, as the editor sent it.
     let id = editor.request("session/set_mode", set_mode("plan"));
-    let started = Instant::now();
-    while !received(&agent_got).contains("\"plan\"") {
-        assert!(
-            started.elapsed() < PATIENCE,
-            "the switch to plan never reached the agent"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    eventually("the switch to plan never reached the agent", || {
+        received(&agent_got).contains("\"plan\"")
+    });
     assert!(received(&agent_got).contains(&format!("\"id\":{id}")));
 
     // A setting of the mode option, allowed by the person in the editor: forwarded.
@@ -697,13 +692,9 @@ fn a_switch_to_a_bypass_mode_reaches_the_agent_only_when_allowed() {
     let ask = editor.next();
     assert_eq!(ask["method"], "session/request_permission", "{ask}");
     editor.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}}));
-    while !received(&agent_got).contains("yolo") {
-        assert!(
-            started.elapsed() < PATIENCE,
-            "the allowed switch never reached the agent"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    eventually("the allowed switch never reached the agent", || {
+        received(&agent_got).contains("yolo")
+    });
     assert!(received(&agent_got).contains(&format!("\"id\":{id}")));
     let got = received(&agent_got);
     assert!(!got.contains("bypassPermissions"), "{got}");
@@ -755,14 +746,9 @@ kinds = ["switch_mode"]
     assert!(message.contains("modes are set by IT"), "{message}");
     // The agent got nothing; then a message that is not a switch reaches it.
     editor.request("session/prompt", json!({"sessionId": "s", "prompt": []}));
-    let started = Instant::now();
-    while !received(&agent_got).contains("session/prompt") {
-        assert!(
-            started.elapsed() < PATIENCE,
-            "the prompt never reached the agent"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    eventually("the prompt never reached the agent", || {
+        received(&agent_got).contains("session/prompt")
+    });
     assert!(!received(&agent_got).contains("set_mode"));
     assert_eq!(
         audit_answers(&audit_of(&sandbox)),
@@ -802,12 +788,10 @@ fn an_agent_that_switches_itself_into_bypass_mode_is_reported_to_the_editor() {
         "{warning}"
     );
     // Judged concurrently: recorded in the order they were decided.
-    let started = Instant::now();
+    eventually("both switches were not recorded", || {
+        audit_answers(&audit_of(&sandbox)).len() == 2
+    });
     let mut answers = audit_answers(&audit_of(&sandbox));
-    while answers.len() < 2 && started.elapsed() < PATIENCE {
-        std::thread::sleep(Duration::from_millis(20));
-        answers = audit_answers(&audit_of(&sandbox));
-    }
     answers.sort();
     assert_eq!(
         answers,
@@ -837,14 +821,9 @@ fn a_request_on_an_id_reserved_for_acp_gate_is_refused() {
         replies.display()
     );
     let editor = Editor::start(&sandbox, &audit_of(&sandbox), &["sh", "-c", &script]);
-    let started = Instant::now();
-    while !std::fs::read_to_string(&replies).is_ok_and(|r| r.contains("reserved")) {
-        assert!(
-            started.elapsed() < PATIENCE,
-            "the reserved id was not refused"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    eventually("the reserved id was not refused", || {
+        std::fs::read_to_string(&replies).is_ok_and(|r| r.contains("reserved"))
+    });
     let reply: Value =
         serde_json::from_str(std::fs::read_to_string(&replies).unwrap().trim()).unwrap();
     assert_eq!(reply["id"], "acp-gate/1");

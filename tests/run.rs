@@ -29,6 +29,14 @@ fn answer_of(text: &str, step: &str) -> String {
         .unwrap_or_else(|| panic!("no answer for `{step}` in:\n{text}"))
 }
 
+/// Each audit line's `field`, decision and answer.
+fn audit_triples(path: &std::path::Path, field: &str) -> Vec<[String; 3]> {
+    audit_lines(path)
+        .iter()
+        .map(|l| [field, "decision", "answer"].map(|key| l[key].as_str().unwrap().to_owned()))
+        .collect()
+}
+
 fn audit_lines(path: &std::path::Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -90,31 +98,23 @@ fn the_demo_allows_the_safe_requests_and_rejects_the_dangerous_ones() {
         "the denied write never happened"
     );
 
-    let lines = audit_lines(&sandbox.home.join(".local/state/acp-gate/audit.jsonl"));
-    let decided: Vec<(&str, &str, &str)> = lines
-        .iter()
-        .map(|l| {
-            (
-                l["source"].as_str().unwrap(),
-                l["decision"].as_str().unwrap(),
-                l["answer"].as_str().unwrap(),
-            )
-        })
-        .collect();
+    let audit = sandbox.home.join(".local/state/acp-gate/audit.jsonl");
+    let lines = audit_lines(&audit);
+    let decided = audit_triples(&audit, "source");
     assert_eq!(
         decided,
         [
-            ("permission_request", "allow", "allow"),
-            ("permission_request", "allow", "allow"),
-            ("permission_request", "allow", "allow"),
-            ("permission_request", "deny", "reject"),
-            ("permission_request", "deny", "reject"),
-            ("permission_request", "deny", "reject"),
-            ("permission_request", "ask", "reject (escalated)"),
-            ("fs_read", "allow", "allowed"),
-            ("fs_write", "allow", "allowed"),
-            ("fs_write", "deny", "denied"),
-            ("terminal_create", "allow", "allowed"),
+            ["permission_request", "allow", "allow"],
+            ["permission_request", "allow", "allow"],
+            ["permission_request", "allow", "allow"],
+            ["permission_request", "deny", "reject"],
+            ["permission_request", "deny", "reject"],
+            ["permission_request", "deny", "reject"],
+            ["permission_request", "ask", "reject (escalated)"],
+            ["fs_read", "allow", "allowed"],
+            ["fs_write", "allow", "allowed"],
+            ["fs_write", "deny", "denied"],
+            ["terminal_create", "allow", "allowed"],
         ],
         "{lines:#?}"
     );
@@ -607,21 +607,24 @@ fn deny_with_a_message_rejects_and_records_the_message() {
     );
 }
 
-#[test]
-fn an_agent_that_switches_itself_into_bypass_mode_has_its_turn_ended_and_exits_3() {
-    let sandbox = Sandbox::new();
+/// `acp-gate run --non-interactive -p go` with the demo agent's `script`, and its audit log.
+fn run_once(sandbox: &Sandbox, script: &str) -> (Output, std::path::PathBuf) {
     let audit = sandbox.root.join("audit.jsonl");
     let args = [
         "run",
         "--non-interactive",
         "--audit",
         audit.to_str().unwrap(),
+        "-p",
+        "go",
     ];
-    let output = run_demo_agent(
-        &sandbox,
-        &[&args[..], &["-p", "go"]].concat(),
-        "switch-itself",
-    );
+    (run_demo_agent(sandbox, &args, script), audit)
+}
+
+#[test]
+fn an_agent_that_switches_itself_into_bypass_mode_has_its_turn_ended_and_exits_3() {
+    let sandbox = Sandbox::new();
+    let (output, audit) = run_once(&sandbox, "switch-itself");
     assert_eq!(code(&output), 3, "{}", describe(&output));
     let said = String::from_utf8_lossy(&output.stdout);
     assert_eq!(
@@ -637,21 +640,12 @@ fn an_agent_that_switches_itself_into_bypass_mode_has_its_turn_ended_and_exits_3
     );
     // The mode the session started in (default) went on; the switch was judged and reported.
     let lines = audit_lines(&audit);
-    let switches: Vec<(&str, &str, &str)> = lines
-        .iter()
-        .map(|l| {
-            (
-                l["kind"].as_str().unwrap(),
-                l["decision"].as_str().unwrap(),
-                l["answer"].as_str().unwrap(),
-            )
-        })
-        .collect();
+    let switches = audit_triples(&audit, "kind");
     assert_eq!(
         switches,
         [
-            ("switch_mode", "allow", "reported: went on"),
-            ("switch_mode", "ask", "reported: ended the turn (escalated)"),
+            ["switch_mode", "allow", "reported: went on"],
+            ["switch_mode", "ask", "reported: ended the turn (escalated)"],
         ]
     );
     assert!(
@@ -665,16 +659,7 @@ fn an_agent_that_switches_itself_into_bypass_mode_has_its_turn_ended_and_exits_3
 #[test]
 fn an_agent_that_starts_in_bypass_mode_is_sent_no_prompt() {
     let sandbox = Sandbox::new();
-    let audit = sandbox.root.join("audit.jsonl");
-    let args = [
-        "run",
-        "--non-interactive",
-        "--audit",
-        audit.to_str().unwrap(),
-        "-p",
-        "go",
-    ];
-    let output = run_demo_agent(&sandbox, &args, "start-bypassed");
+    let (output, audit) = run_once(&sandbox, "start-bypassed");
     assert_eq!(code(&output), 3, "{}", describe(&output));
     // The agent never ran its turn.
     assert!(answers(&String::from_utf8_lossy(&output.stdout)).is_empty());

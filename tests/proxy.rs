@@ -832,3 +832,36 @@ fn a_request_on_an_id_reserved_for_acp_gate_is_refused() {
     // Refused, never decided.
     assert!(!audit_of(&sandbox).exists() || audit_answers(&audit_of(&sandbox)).is_empty());
 }
+
+#[test]
+fn a_session_reopened_in_a_bypass_mode_is_reported_to_the_editor() {
+    // `session/load` (and `session/resume`) answer with the mode the session is in.
+    let sandbox = Sandbox::new();
+    let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"modes": {"currentModeId": "bypassPermissions", "availableModes": []}}});
+    let script = format!("read line; printf '%s\\n' '{answer}'; exec cat > /dev/null");
+    let mut editor = Editor::start(&sandbox, &audit_of(&sandbox), &["sh", "-c", &script]);
+    let cwd = sandbox.workspace.to_str().unwrap();
+    let id = editor.request(
+        "session/load",
+        json!({"sessionId": "old", "cwd": cwd, "mcpServers": []}),
+    );
+    let loaded = editor.until_response(id);
+    assert_eq!(
+        loaded.last().unwrap()["result"]["modes"]["currentModeId"],
+        "bypassPermissions"
+    );
+    let warning = editor.next();
+    assert_eq!(warning["params"]["sessionId"], "old", "{warning}");
+    let text = text_of(&warning).unwrap();
+    assert!(text.contains("mode `bypassPermissions`"), "{text}");
+    eventually("the session's mode was not recorded", || {
+        audit_of(&sandbox).exists() && !audit_answers(&audit_of(&sandbox)).is_empty()
+    });
+    assert_eq!(
+        audit_answers(&audit_of(&sandbox)),
+        [(
+            "Switch to mode bypassPermissions".to_owned(),
+            "reported: told the editor".to_owned()
+        )]
+    );
+}

@@ -245,10 +245,11 @@ impl Gate {
             .map(Asked::Switch)
     }
 
-    /// The mode a session starts in (the agent's answer to opening it), to judge.
-    pub fn opened(&self, session_id: &str, result: &Value) -> Option<Asked> {
+    /// The mode a session starts in (the agent's answer to `method`, which opened it), to
+    /// judge.
+    pub fn opened(&self, session_id: &str, method: &str, result: &Value) -> Option<Asked> {
         lock(&self.modes)
-            .opened(session_id, result)
+            .opened(session_id, method, result)
             .map(Asked::Switch)
     }
 

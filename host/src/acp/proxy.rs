@@ -139,6 +139,15 @@ pub async fn serve(gate: Gate, workspace: PathBuf, agent: &[String]) -> Result<u
     Ok(proxy.gate.exit_code(code))
 }
 
+/// A session the editor is opening (`session/new`) or reopening (`session/load`,
+/// `session/resume`), until the agent answers.
+struct Opening {
+    method: String,
+    cwd: PathBuf,
+    /// The session reopened; a new one's id comes with the answer.
+    session: Option<String>,
+}
+
 /// A request acp-gate holds while the editor decides.
 struct Held {
     session_id: String,
@@ -159,7 +168,7 @@ struct Proxy {
     /// Each session's directory, from `session/new` and `session/load`.
     sessions: Mutex<HashMap<String, PathBuf>>,
     /// The editor's `session/new` requests not yet answered: id -> `cwd`.
-    opening: Mutex<HashMap<String, PathBuf>>,
+    opening: Mutex<HashMap<String, Opening>>,
     /// Asks waiting for the editor, by the id the editor's answer will carry.
     held: Mutex<HashMap<String, Held>>,
     /// Ids whose answer from the editor must not reach the agent: acp-gate answered them
@@ -235,25 +244,36 @@ impl Proxy {
             };
             match (&envelope.method, envelope.id) {
                 (Some(method), Some(id))
-                    if let Some(asked) = self.gate.read_editor(method, &params_of(&envelope)) =>
+                    if method.starts_with("session/set_")
+                        && let Some(asked) =
+                            self.gate.read_editor(method, &params_of(&envelope)) =>
                 {
                     let gated = self.gated_as(Side::Editor, id, &envelope, text, asked);
                     let proxy = self.clone();
                     self.runtime.spawn(async move { proxy.decide(gated).await });
                     return false;
                 }
-                (Some(method), Some(id)) if method == "session/new" => {
-                    if let Some(cwd) = params_of(&envelope).get("cwd").and_then(Value::as_str) {
-                        lock(&self.opening).insert(id.get().to_owned(), cwd.into());
-                    }
-                }
-                (Some(method), _) if method == "session/load" => {
+                (Some(method), id)
+                    if matches!(
+                        method.as_ref(),
+                        "session/new" | "session/load" | "session/resume"
+                    ) =>
+                {
                     let params = params_of(&envelope);
-                    if let (Some(session), Some(cwd)) = (
-                        params.get("sessionId").and_then(Value::as_str),
-                        params.get("cwd").and_then(Value::as_str),
-                    ) {
-                        lock(&self.sessions).insert(session.to_owned(), cwd.into());
+                    let session = params.get("sessionId").and_then(Value::as_str);
+                    if let Some(cwd) = params.get("cwd").and_then(Value::as_str) {
+                        if let Some(session) = session {
+                            lock(&self.sessions).insert(session.to_owned(), cwd.into());
+                        }
+                        // The answer says the mode the session is in.
+                        if let Some(id) = id {
+                            let opening = Opening {
+                                method: method.clone().into_owned(),
+                                cwd: cwd.into(),
+                                session: session.map(str::to_owned),
+                            };
+                            lock(&self.opening).insert(id.get().to_owned(), opening);
+                        }
                     }
                 }
                 (Some(method), None) if method == "session/cancel" => {
@@ -317,9 +337,7 @@ impl Proxy {
                             if let Some(session) = session
                                 && let Some(reported) = self.gate.reported(session, update)
                             {
-                                // The editor sees the switch before what acp-gate says of it.
-                                let _ = self.editor.send(text);
-                                self.report(session, reported);
+                                self.forward_and_report(text, session, reported);
                                 return false;
                             }
                         }
@@ -358,13 +376,16 @@ impl Proxy {
                             .result
                             .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
                     };
-                    if let Some(cwd) = opened
+                    if let Some(opening) = opened
                         && let Some(result) = result()
-                        && let Some(session) = result.get("sessionId").and_then(Value::as_str)
+                        && let Some(session) = opening
+                            .session
+                            .or_else(|| Some(result.get("sessionId")?.as_str()?.to_owned()))
                     {
-                        lock(&self.sessions).insert(session.to_owned(), cwd);
-                        if let Some(mode) = self.gate.opened(session, &result) {
-                            self.report(session, mode);
+                        lock(&self.sessions).insert(session.clone(), opening.cwd);
+                        if let Some(mode) = self.gate.opened(&session, &opening.method, &result) {
+                            self.forward_and_report(text, &session, mode);
+                            return false;
                         }
                     }
                 }
@@ -412,6 +433,13 @@ impl Proxy {
             asked,
             line: line.to_owned(),
         }
+    }
+
+    /// Forwards the agent's `line` that reports a switch, then judges the switch: the editor
+    /// sees what the agent said before what acp-gate says of it.
+    fn forward_and_report(self: &Arc<Self>, line: &str, session: &str, reported: Asked) {
+        let _ = self.editor.send(line);
+        self.report(session, reported);
     }
 
     /// A switch the agent reports making by itself (or the mode a session starts in), judged

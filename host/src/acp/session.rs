@@ -216,7 +216,9 @@ async fn drive(
     client.set_session_id(&session_id.to_string());
     // An agent configured to start in a mode where it does not ask gets no prompt.
     let started = serde_json::to_value(&session).unwrap_or_default();
-    if let Some(mode) = client.gate.opened(&session_id.to_string(), &started)
+    if let Some(mode) = client
+        .gate
+        .opened(&session_id.to_string(), "session/new", &started)
         && !client.report(mode, "sent no prompt").await
     {
         return Ok(exit::ESCALATED);

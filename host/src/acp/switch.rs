@@ -94,16 +94,16 @@ impl Modes {
         self.changed(session_id, kind, update, mode)
     }
 
-    /// The mode a session starts in, from the agent's answer to `session/new` (or
+    /// The mode a session starts in, from the agent's answer to `method` (`session/new`,
     /// `session/load`, `session/resume`), as a switch to judge.
-    pub fn opened(&mut self, session_id: &str, result: &Value) -> Option<Switch> {
+    pub fn opened(&mut self, session_id: &str, method: &str, result: &Value) -> Option<Switch> {
         let from_options = self.note_options(session_id, result);
         let mode = result
             .pointer("/modes/currentModeId")
             .and_then(Value::as_str)
             .map(str::to_owned)
             .or(from_options)?;
-        self.changed(session_id, "session/new", result, mode)
+        self.changed(session_id, method, result, mode)
     }
 
     /// Notes that the session is now in `mode`: a switch the gate let through.
@@ -176,7 +176,7 @@ mod tests {
         let mut modes = Modes::default();
         let started =
             json!({"sessionId": "s", "modes": {"currentModeId": "default", "availableModes": []}});
-        let opened = modes.opened("s", &started).unwrap();
+        let opened = modes.opened("s", "session/new", &started).unwrap();
         assert_eq!(opened.mode.as_deref(), Some("default"));
         let update =
             |mode: &str| json!({"sessionUpdate": "current_mode_update", "currentModeId": mode});

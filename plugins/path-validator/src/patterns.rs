@@ -18,7 +18,8 @@ pub enum Protection {
 }
 
 pub struct Patterns<'a> {
-    globs: Vec<(PathGlob<'a>, Protection)>,
+    config: &'a Config,
+    home: &'a str,
 }
 
 impl<'a> Patterns<'a> {
@@ -30,10 +31,18 @@ impl<'a> Patterns<'a> {
                 ));
             }
         }
-        let builtin = |list: &'static [&'static str]| {
+        Ok(Patterns { config, home })
+    }
+
+    /// Every pattern with what it forbids, made as it is tried: a fresh instance judges one
+    /// request, usually one path, and most patterns are rejected at once.
+    fn globs(&self) -> impl Iterator<Item = (PathGlob<'a>, Protection)> + 'a {
+        let config = self.config;
+        let home = self.home;
+        let builtin = move |list: &'static [&'static str]| {
             list.iter()
                 .copied()
-                .filter(|p| !config.allow_sensitive.iter().any(|a| a == p))
+                .filter(move |p| !config.allow_sensitive.iter().any(|a| a == p))
         };
         let secrets = builtin(SECRETS)
             .chain(config.sensitive.iter().map(String::as_str))
@@ -41,28 +50,23 @@ impl<'a> Patterns<'a> {
         let no_write = builtin(RUNS_CODE)
             .chain(config.protected.iter().map(String::as_str))
             .map(|p| (p, Protection::NoWrite));
-        let globs = secrets
-            .chain(no_write)
-            .map(|(pattern, protection)| {
-                let pattern = match pattern.is_ascii() || is_nfc(pattern) {
-                    true => Cow::Borrowed(pattern),
-                    false => Cow::Owned(pattern.nfc().collect()),
-                };
-                (PathGlob::new(pattern, home), protection)
-            })
-            .collect();
-        Ok(Patterns { globs })
+        secrets.chain(no_write).map(move |(pattern, protection)| {
+            let pattern = match pattern.is_ascii() || is_nfc(pattern) {
+                true => Cow::Borrowed(pattern),
+                false => Cow::Owned(pattern.nfc().collect()),
+            };
+            (PathGlob::new(pattern, home), protection)
+        })
     }
 
     /// The first pattern the absolute, NFC `path` matches, and what it forbids.
-    pub fn matching(&self, path: &str, fold_case: bool) -> Option<(&str, Protection)> {
+    pub fn matching(&self, path: &str, fold_case: bool) -> Option<(String, Protection)> {
         if is_env_template(path) {
             return None;
         }
         let segments = PathSegments::new(path, fold_case);
-        self.globs
-            .iter()
+        self.globs()
             .find(|(glob, _)| glob.matches_segments(&segments))
-            .map(|(glob, protection)| (glob.pattern(), *protection))
+            .map(|(glob, protection)| (glob.pattern().to_owned(), protection))
     }
 }

@@ -121,7 +121,7 @@ impl Agent {
     fn ask(&mut self, n: usize) -> Result<(String, &'static str)> {
         self.next_id += 1;
         let id = format!("perm-{}", self.next_id);
-        let (title, input, expected) = if n % 2 == 0 {
+        let (title, input, expected) = if n.is_multiple_of(2) {
             ("Bash", json!({"command": "cargo test"}), "allow")
         } else {
             (

@@ -87,8 +87,9 @@ fn resolve_absolute(path: &Path) -> Resolution {
             _ => done = next,
         }
     }
-    let exists = std::fs::metadata(&done).is_ok();
-    let case_insensitive = is_case_insensitive(&done);
+    let metadata = std::fs::metadata(&done).ok();
+    let exists = metadata.is_some();
+    let case_insensitive = is_case_insensitive(&done, metadata);
     Resolution {
         canonical: done,
         exists,
@@ -109,12 +110,16 @@ fn components_of(path: &Path) -> Vec<std::ffi::OsString> {
 }
 
 /// Whether the file system holding `path`'s nearest existing ancestor folds case: the same
-/// entry is found under a case-swapped name.
-fn is_case_insensitive(path: &Path) -> bool {
-    let Some(existing) = path
-        .ancestors()
-        .find(|p| p.parent().is_some() && p.exists())
-    else {
+/// entry is found under a case-swapped name. `metadata` is `path`'s, when it exists.
+fn is_case_insensitive(path: &Path, metadata: Option<std::fs::Metadata>) -> bool {
+    let found = match metadata {
+        Some(metadata) if path.parent().is_some() => Some((path, metadata)),
+        _ => path
+            .ancestors()
+            .filter(|p| p.parent().is_some())
+            .find_map(|p| Some((p, std::fs::metadata(p).ok()?))),
+    };
+    let Some((existing, metadata)) = found else {
         return false;
     };
     let Some(name) = existing.file_name().and_then(|n| n.to_str()) else {
@@ -134,13 +139,8 @@ fn is_case_insensitive(path: &Path) -> bool {
         return false;
     }
     use std::os::unix::fs::MetadataExt;
-    match (
-        std::fs::metadata(existing),
-        std::fs::metadata(existing.with_file_name(swapped)),
-    ) {
-        (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
-        _ => false,
-    }
+    std::fs::metadata(existing.with_file_name(swapped))
+        .is_ok_and(|other| other.ino() == metadata.ino() && other.dev() == metadata.dev())
 }
 
 #[cfg(test)]
@@ -152,6 +152,20 @@ mod tests {
         let unique = dir.join(format!("{:?}", std::thread::current().id()).replace(['(', ')'], ""));
         std::fs::create_dir_all(&unique).unwrap();
         unique.canonicalize().unwrap()
+    }
+
+    #[test]
+    fn a_case_sensitive_file_system_is_seen_as_one_for_existing_and_missing_paths() {
+        let dir = tmp().join("case");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("readme"), "a").unwrap();
+        std::fs::write(dir.join("README"), "b").unwrap();
+        let home = Path::new("/nonexistent-home");
+        for path in ["readme", "README", "missing/deeper", "Other"] {
+            let resolved = resolve(&dir.join(path).display().to_string(), &dir, home);
+            assert!(!resolved.case_insensitive, "{path}: {resolved:?}");
+        }
+        assert!(resolve(&dir.join("readme").display().to_string(), &dir, home).exists);
     }
 
     #[test]

@@ -5,28 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use serde_json::{Value, json};
-use sha2::Digest;
+use serde_json::Value;
 
-use crate::common::{Sandbox, claude_bash, pipe, stderr, test_plugin, verdict_of};
-
-fn titled(title: &str) -> Value {
-    json!({
-        "sessionId": "s",
-        "toolCall": { "toolCallId": "t", "title": title },
-        "options": [
-            { "optionId": "yes", "name": "Allow", "kind": "allow_once" },
-            { "optionId": "no", "name": "Reject", "kind": "reject_once" }
-        ]
-    })
-}
-
-fn sha256(path: &Path) -> String {
-    sha2::Sha256::digest(std::fs::read(path).unwrap())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+use crate::common::{
+    Sandbox, claude_bash, pipe, sha256_of, stderr, test_plugin, titled, verdict_of,
+};
 
 /// `acp-gate check --format json ARGS -` over `requests`, with `cache` as the user's cache.
 fn check(
@@ -80,8 +63,8 @@ config = {{ behaviour = "empty-deny" }}
         );
         let two = Two {
             cache: sandbox.root.join("cache"),
-            reader: sha256(&reader),
-            denier: sha256(&denier),
+            reader: sha256_of(&reader),
+            denier: sha256_of(&denier),
             sandbox,
             handlers,
         };
@@ -269,7 +252,7 @@ config = {{ behaviour = "empty-deny" }}
 "#,
             managed.display(),
             plugin.display(),
-            sha256(&plugin)
+            sha256_of(&plugin)
         ),
     );
     let org_arg = org.display().to_string();
@@ -287,7 +270,7 @@ config = {{ behaviour = "empty-deny" }}
         .collect();
     assert_eq!(entries.len(), 1, "{entries:?}");
     let entry = entries[0].clone();
-    let digest = sha256(&plugin);
+    let digest = sha256_of(&plugin);
     assert!(
         entry
             .file_name()

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Sandbox, claude_bash, stderr, test_plugin, verdict_of};
+use crate::common::{Sandbox, claude_bash, sha256_of, stderr, test_plugin, verdict_of};
 
 /// Runs `check` with `handlers` and returns stderr, asserting that it failed.
 fn refused(sandbox: &Sandbox, handlers: &str) -> String {
@@ -117,11 +117,7 @@ fn a_missing_handlers_file_or_request_file_is_named() {
 /// An org file that denies `rm` (via the test plugin), and a project file below it.
 fn org_and_project(sandbox: &Sandbox, org_extra: &str, project: &str) -> std::process::Output {
     let plugin = test_plugin("misbehaving");
-    use sha2::Digest;
-    let digest: String = sha2::Sha256::digest(std::fs::read(&plugin).unwrap())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let digest = sha256_of(&plugin);
     let org = sandbox.write(
         "org/handlers.toml",
         &format!(

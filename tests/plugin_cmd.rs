@@ -1,8 +1,6 @@
 //! `acp-gate plugin hash | inspect | validate`: what an author runs before pinning a plugin.
 
-use sha2::Digest;
-
-use crate::common::{Sandbox, stderr, test_plugin};
+use crate::common::{Sandbox, sha256_of, stderr, test_plugin};
 
 #[test]
 fn hash_prints_the_pin_line_for_handlers_toml() {
@@ -10,10 +8,7 @@ fn hash_prints_the_pin_line_for_handlers_toml() {
     let plugin = test_plugin("misbehaving");
     let output = sandbox.run(&["plugin", "hash", plugin.to_str().unwrap()], "");
     assert!(output.status.success(), "{}", stderr(&output));
-    let digest: String = sha2::Sha256::digest(std::fs::read(&plugin).unwrap())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let digest = sha256_of(&plugin);
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
         format!("sha256 = \"{digest}\"\n")

@@ -3,18 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{BIN, Sandbox, claude_bash, pipe, stderr, test_plugin, verdict_of};
-
-fn titled(title: &str) -> Value {
-    json!({
-        "sessionId": "s",
-        "toolCall": { "toolCallId": "t", "title": title },
-        "options": [
-            { "optionId": "yes", "name": "Allow", "kind": "allow_once" },
-            { "optionId": "no", "name": "Reject", "kind": "reject_once" }
-        ]
-    })
-}
+use crate::common::{
+    BIN, Sandbox, claude_bash, pipe, sha256_of, stderr, test_plugin, titled, verdict_of,
+};
 
 /// A policy with one `misbehaving` handler whose behaviour is the request's title.
 fn policy(sandbox: &Sandbox, extra: &str) -> std::path::PathBuf {
@@ -206,11 +197,7 @@ fn a_sha256_pin_that_does_not_match_is_refused() {
         .to_owned();
     assert!(error.contains("sha256 mismatch"), "{error}");
 
-    use sha2::Digest;
-    let digest: String = sha2::Sha256::digest(std::fs::read(&plugin).unwrap())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let digest = sha256_of(&plugin);
     let handlers = sandbox.write(
         "q/handlers.toml",
         &format!("[[handler]]\nname = \"pinned\"\nplugin = \"{}\"\nsha256 = \"{digest}\"\nconfig = {{ behaviour = \"allow\" }}\n", plugin.display()),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_acp-gate");
 
@@ -148,6 +148,28 @@ pub fn claude_bash(title: &str, command: &str) -> Value {
 }
 
 /// The path of a test plugin from `tests/plugins/`, built for wasm32-wasip2 on first use.
+/// A permission request with only a title (no kind, no input), offering allow and reject: what
+/// the test plugin reads its behaviour from.
+pub fn titled(title: &str) -> Value {
+    json!({
+        "sessionId": "s",
+        "toolCall": { "toolCallId": "t", "title": title },
+        "options": [
+            { "optionId": "yes", "name": "Allow", "kind": "allow_once" },
+            { "optionId": "no", "name": "Reject", "kind": "reject_once" }
+        ]
+    })
+}
+
+/// The sha256 of a file, in hexadecimal: the pin `handlers.toml` takes.
+pub fn sha256_of(path: &Path) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(std::fs::read(path).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 pub fn test_plugin(name: &str) -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     let target = BUILT.get_or_init(|| {

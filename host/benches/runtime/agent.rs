@@ -6,7 +6,7 @@
 //!   send time in `_meta.sentNs` (ns since the Unix epoch), EVERY_US apart or as fast as it can;
 //! - `permissions N`: N `session/request_permission` requests, one after another, each answer
 //!   waited for: `cargo test` (allowed) and a write to `~/.ssh/authorized_keys` (denied) in
-//!   turn. The resident memory of its parent (the client) after the 1,000th and the Nth is
+//!   turn. The resident memory of its parent (the client) after every 1,000th and the Nth is
 //!   written to $ACP_GATE_BENCH_RSS as JSON;
 //! - `alone N` / `burst N`: N permission requests like those, one after another or all sent at
 //!   once; each one's latency (sent to answered, µs) and how many were answered otherwise than
@@ -21,8 +21,8 @@ use serde_json::{Value, json};
 
 use crate::{LATENCY_FILE, RSS_FILE, unix_ns};
 
-/// After how many permission requests the first RSS reading is taken.
-pub const RSS_FIRST: usize = 1000;
+/// Every how many permission requests the client's RSS is read.
+pub const RSS_EVERY: usize = 1000;
 
 pub fn run() -> Result<()> {
     let mut agent = Agent {
@@ -196,7 +196,7 @@ impl Agent {
             let (answered, option) = self.answer()?;
             ensure!(answered == id, "answered {answered}, asked {id}");
             *answers.entry(option).or_default() += 1;
-            if n == RSS_FIRST || n == count {
+            if n % RSS_EVERY == 0 || n == count {
                 readings.push(json!({"requests": n, "rss_kib": parent_rss_kib()?}));
             }
         }

@@ -17,8 +17,8 @@
 //! - `load`: 1,000 permission requests sent at once through `acp-gate run` and through
 //!   `acp-gate proxy`: each one's latency (median, p99) against the same requests one at a
 //!   time, and that every one was decided as alone.
-//! - `memory`: peak RSS of `acp-gate check`; RSS growth over 10,000 permission requests in one
-//!   `acp-gate run`.
+//! - `memory`: peak RSS of `acp-gate check`; RSS growth over the last 10,000 of 20,000
+//!   permission requests in one `acp-gate run` (and over its first 10,000: the pool warming up).
 //! - `heavy`: the JavaScript and Python example plugins: fresh against reused instance per
 //!   decision, and the compile cache (first load against the second).
 //!

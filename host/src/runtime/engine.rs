@@ -2,11 +2,15 @@
 //! plugins into the binary with them, so the two must agree to the bit). A leaf: it imports
 //! only wasmtime.
 
-use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, Enabled, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// How many plugin instances may be live at once: the size of the instance pool. More
 /// concurrent evaluations wait for a slot.
 pub const POOL_INSTANCES: u32 = 128;
+
+/// The most of a wiped slot's memory (and of its tables) restored by copying instead of being
+/// given back to the kernel: more than a built-in's call writes.
+const KEEP_RESIDENT: usize = 256 << 10;
 
 /// The engine's configuration: async, epoch interruption, the component model, and either the
 /// instance pool (`pool`) or instances allocated one by one (where the pool's ~1 TiB of
@@ -30,6 +34,13 @@ pub fn config(pool: bool) -> Config {
 /// Fresh instances come from a pool set up once: each costs a slot's reset (memory back to its
 /// copy-on-write image) instead of mapping and unmapping memory, which is most of what a
 /// fresh instance used to cost. Isolation is the same: a slot is wiped between instances.
+///
+/// The wipe finds the pages the instance wrote (`PAGEMAP_SCAN`, Linux 6.7 and later) and
+/// copies them back from the image, up to [`KEEP_RESIDENT`]; only the rest is given back to
+/// the kernel (`madvise`). Giving pages back interrupts every core of the process (a TLB
+/// shootdown), and the next instance faults them in again: that was most of a decision's time.
+/// The slots stay resident, so the pool reuses a handler's own slots before any other
+/// (`max_unused_warm_slots(0)`): the slots ever used are as many as were ever live at once.
 fn instance_pool() -> PoolingAllocationConfig {
     let mut pool = PoolingAllocationConfig::new();
     pool.total_component_instances(POOL_INSTANCES)
@@ -40,8 +51,10 @@ fn instance_pool() -> PoolingAllocationConfig {
         .total_stacks(POOL_INSTANCES)
         .max_memories_per_module(1)
         .table_elements(1 << 17)
-        // No `linear_memory_keep_resident`: with 2 MiB a decision was ~35% faster, but every
-        // slot the pool ever used kept its 2 MiB, and `run` grew to 330 MB (BENCHMARKS.md).
+        .linear_memory_keep_resident(KEEP_RESIDENT)
+        .table_keep_resident(KEEP_RESIDENT)
+        .pagemap_scan(Enabled::Auto)
+        .max_unused_warm_slots(0)
         // `memory_mb` is at most 4096; each handler's own cap is its store's limiter.
         .max_memory_size(4 << 30);
     pool

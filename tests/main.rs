@@ -8,6 +8,7 @@ mod config;
 mod corpus;
 mod examples;
 mod plugin_cmd;
+mod protocol;
 mod proxy;
 mod run;
 mod sandbox;

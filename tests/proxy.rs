@@ -147,7 +147,7 @@ fn acpx_through_the_proxy_gets_only_the_real_questions() {
 }
 
 /// The editor side of a proxy: what the proxy writes to stdout, line by line.
-struct Editor {
+pub(crate) struct Editor {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
@@ -155,12 +155,17 @@ struct Editor {
 }
 
 impl Editor {
-    fn start(sandbox: &Sandbox, audit: &Path, agent: &[&str]) -> Editor {
+    pub(crate) fn start(sandbox: &Sandbox, audit: &Path, agent: &[&str]) -> Editor {
         Editor::start_with(sandbox, audit, &[], agent)
     }
 
     /// The proxy with `options` of its own.
-    fn start_with(sandbox: &Sandbox, audit: &Path, options: &[&str], agent: &[&str]) -> Editor {
+    pub(crate) fn start_with(
+        sandbox: &Sandbox,
+        audit: &Path,
+        options: &[&str],
+        agent: &[&str],
+    ) -> Editor {
         let mut args = vec!["proxy", "--audit", audit.to_str().unwrap()];
         args.extend(options);
         args.push("--");
@@ -190,13 +195,13 @@ impl Editor {
         }
     }
 
-    fn send(&mut self, message: Value) {
+    pub(crate) fn send(&mut self, message: Value) {
         let stdin = self.stdin.as_mut().unwrap();
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn request(&mut self, method: &str, params: Value) -> u64 {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -204,7 +209,7 @@ impl Editor {
     }
 
     /// The next message the proxy sends, as JSON.
-    fn next(&mut self) -> Value {
+    pub(crate) fn next(&mut self) -> Value {
         let line = self
             .lines
             .recv_timeout(PATIENCE)
@@ -214,7 +219,7 @@ impl Editor {
 
     /// Messages up to and including the response to request `id`. Requests on the way are
     /// answered: asks rejected, calls carried out (answered, that is).
-    fn until_response(&mut self, id: u64) -> Vec<Value> {
+    pub(crate) fn until_response(&mut self, id: u64) -> Vec<Value> {
         let mut seen = Vec::new();
         loop {
             let message = self.next();
@@ -257,7 +262,7 @@ impl Editor {
     }
 
     /// Waits for the proxy to exit; its exit code.
-    fn wait(&mut self) -> Option<i32> {
+    pub(crate) fn wait(&mut self) -> Option<i32> {
         let started = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -279,7 +284,7 @@ impl Drop for Editor {
     }
 }
 
-fn text_of(update: &Value) -> Option<&str> {
+pub(crate) fn text_of(update: &Value) -> Option<&str> {
     update
         .pointer("/params/update/content/text")
         .and_then(Value::as_str)

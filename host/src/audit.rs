@@ -67,6 +67,7 @@ impl AuditLog {
             request_digest: sha256_hex(request.raw.to_string().as_bytes()),
             record: DecisionRecord::new(request, decision),
             answer,
+            trace: request.trace_context(),
         };
         let line = serde_json::to_string(&line)?;
         let mut file = self

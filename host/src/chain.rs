@@ -51,6 +51,16 @@ pub struct Decision {
 }
 
 impl Decision {
+    /// A deny made without the chain (a request acp-gate could not read), and why.
+    pub fn refused(reason: String) -> Decision {
+        Decision {
+            outcome: Verdict::Deny,
+            reasons: vec![reason],
+            handlers: Vec::new(),
+            by_default: false,
+        }
+    }
+
     /// The offered option this decision selects, by kind only: allow -> `allow_once`,
     /// deny -> `reject_once`. `None` (answer `cancelled`) when no such option is offered, and
     /// for ask, which a person or the orchestrator must answer.

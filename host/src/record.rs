@@ -107,6 +107,10 @@ pub struct AuditLine<'a> {
     pub record: DecisionRecord<'a>,
     /// The option id sent, `cancelled`, or what else was done, with who answered.
     pub answer: &'a str,
+    /// The W3C trace context the agent sent with the request (`traceparent`, `tracestate`),
+    /// to join the decision with the agent's traces.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Value>,
 }
 
 /// A `decision` line of `run` and `proxy` with `--format json`.

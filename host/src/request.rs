@@ -76,6 +76,20 @@ impl RequestSource {
             RequestSource::ModeSwitch => "mode switch",
         }
     }
+
+    /// The source of a request that came as `method` (the editor's `session/set_*` are
+    /// switches).
+    pub fn of(method: &str) -> RequestSource {
+        [
+            RequestSource::PermissionRequest,
+            RequestSource::FsRead,
+            RequestSource::FsWrite,
+            RequestSource::TerminalCreate,
+        ]
+        .into_iter()
+        .find(|source| source.method() == method)
+        .unwrap_or(RequestSource::ModeSwitch)
+    }
 }
 
 /// ACP's `PermissionOptionKind`.
@@ -249,24 +263,23 @@ const GREP_KEYS: &[&str] = &[
 ];
 
 impl ToolRequest {
-    /// Normalises the params of a `session/request_permission`. `earlier` is the merged state of
-    /// the `tool_call` / `tool_call_update` notifications seen for the same `toolCallId`; the
-    /// request's own `toolCall` fields win over it.
+    /// Normalises the params of a `session/request_permission`, in either protocol version
+    /// (see [`permission_subject`]). `earlier` is the merged state of the `tool_call` /
+    /// `tool_call_update` notifications seen for the same `toolCallId`; the request's own
+    /// fields win over it.
     pub fn from_permission_request(
         params: &Value,
         earlier: Option<&Value>,
         ctx: &SessionContext,
     ) -> Result<ToolRequest> {
-        let Some(tool_call) = params.get("toolCall").and_then(Value::as_object) else {
-            bail!("session/request_permission params have no `toolCall` object");
-        };
+        let tool_call = permission_subject(params)?;
         let mut merged = earlier
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
         for (key, value) in tool_call {
             if !value.is_null() {
-                merged.insert(key.clone(), value.clone());
+                merged.insert(key, value);
             }
         }
         let options = match params.get("options") {
@@ -285,6 +298,43 @@ impl ToolRequest {
         request.options = options;
         request.fill_from_tool_call(&merged);
         Ok(request)
+    }
+
+    /// A request of `method` acp-gate could not read: it is refused without the chain, and
+    /// recorded with what it carried (and the options it offered, to reject it with).
+    pub fn unreadable(method: &str, params: &Value, ctx: &SessionContext) -> ToolRequest {
+        let mut request = ToolRequest::empty(RequestSource::of(method), ctx, params.clone());
+        request.title = format!("unreadable `{method}`");
+        request.tool_name = Some(method.to_owned());
+        request.options = params
+            .get("options")
+            .and_then(|options| parse_options(options).ok())
+            .unwrap_or_default();
+        if let Some(session) = params.get("sessionId").and_then(Value::as_str) {
+            request.session_id = session.to_owned();
+        }
+        request
+    }
+
+    /// The type of a v2 permission request's `subject` when acp-gate does not know it: such a
+    /// request is judged from its title alone, and is at most asked about.
+    pub fn unknown_subject(&self) -> Option<&str> {
+        if self.source != RequestSource::PermissionRequest || self.raw.get("toolCall").is_some() {
+            return None;
+        }
+        let kind = self.raw.pointer("/subject/type")?.as_str().unwrap_or("?");
+        (!KNOWN_SUBJECTS.contains(&kind)).then_some(kind)
+    }
+
+    /// The W3C trace context the agent sent with the request (`_meta.traceparent`,
+    /// `_meta.tracestate`), for the audit record.
+    pub fn trace_context(&self) -> Option<Value> {
+        let meta = self.raw.get("_meta")?.as_object()?;
+        let trace: Map<String, Value> = ["traceparent", "tracestate"]
+            .into_iter()
+            .filter_map(|key| Some((key.to_owned(), meta.get(key)?.as_str()?.into())))
+            .collect();
+        (!trace.is_empty()).then_some(Value::Object(trace))
     }
 
     /// An `fs/read_text_file` call the host serves.
@@ -429,10 +479,11 @@ impl ToolRequest {
     fn fill_from_tool_call(&mut self, call: &Map<String, Value>) {
         self.title = str_field(call, "title").unwrap_or_default().to_owned();
         self.declared_kind = str_field(call, "kind").map(ToolKind::parse);
+        // The tool call's `name` (stable in v1 since 2026), else Claude Code's own field.
         self.tool_name = call
-            .get("_meta")
-            .and_then(|m| m.pointer("/claudeCode/toolName"))
-            .or_else(|| call.get("name"))
+            .get("name")
+            .filter(|name| name.as_str().is_some_and(|n| !n.is_empty()))
+            .or_else(|| call.get("_meta")?.pointer("/claudeCode/toolName"))
             .and_then(Value::as_str)
             .map(str::to_owned);
         let input = call
@@ -633,6 +684,65 @@ impl ToolRequest {
 
 fn str_field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     map.get(key).and_then(Value::as_str)
+}
+
+/// The v2 subject types acp-gate reads.
+const KNOWN_SUBJECTS: &[&str] = &["tool_call", "command"];
+
+/// What a permission request is about, as the fields of a tool call: v1's `toolCall`, or v2's
+/// `subject` (`{"type": "tool_call", "toolCall"}`; `{"type": "command", "command", "cwd"}`, a
+/// shell command; none, or a type acp-gate does not know: the request's `title` alone, which
+/// is at most asked about). The v2 `title` and `description` are kept beside it.
+fn permission_subject(params: &Value) -> Result<Map<String, Value>> {
+    if let Some(tool_call) = params.get("toolCall") {
+        return match tool_call.as_object() {
+            Some(tool_call) => Ok(tool_call.clone()),
+            None => bail!("`toolCall` is not an object"),
+        };
+    }
+    let Some(title) = params.get("title").and_then(Value::as_str) else {
+        bail!("the params have neither a `toolCall` (protocol v1) nor a `title` (protocol v2)");
+    };
+    let mut call = Map::new();
+    call.insert("title".into(), title.into());
+    let subject = match params.get("subject") {
+        None | Some(Value::Null) => return Ok(call),
+        Some(Value::Object(subject)) => subject,
+        Some(_) => bail!("`subject` is not an object"),
+    };
+    match subject.get("type").and_then(Value::as_str) {
+        Some("tool_call") => {
+            let Some(tool_call) = subject.get("toolCall").and_then(Value::as_object) else {
+                bail!("a `tool_call` subject has no `toolCall` object");
+            };
+            call.extend(tool_call.clone());
+            if str_field(&call, "title").is_none_or(str::is_empty) {
+                call.insert("title".into(), title.into());
+            }
+        }
+        Some("command") => {
+            let (Some(command), Some(cwd)) = (
+                subject.get("command").and_then(Value::as_str),
+                subject.get("cwd").and_then(Value::as_str),
+            ) else {
+                bail!("a `command` subject needs a `command` and a `cwd` string");
+            };
+            if !Path::new(cwd).is_absolute() {
+                bail!("a `command` subject's `cwd` must be absolute, not `{cwd}`");
+            }
+            let id = subject
+                .get("toolCallId")
+                .or_else(|| subject.get("terminalId"))
+                .cloned()
+                .unwrap_or_else(|| "".into());
+            call.insert("toolCallId".into(), id);
+            call.insert("kind".into(), "execute".into());
+            call.insert("rawInput".into(), json!({ "command": command, "cwd": cwd }));
+        }
+        // Another type: judged by its title, which is never enough to allow.
+        _ => {}
+    }
+    Ok(call)
 }
 
 fn parse_options(options: &Value) -> Result<Vec<PermissionOption>> {
@@ -1246,5 +1356,63 @@ mod tests {
             r.command.unwrap().shell.as_deref(),
             Some("echo ok; (rm -rf ~)")
         );
+    }
+
+    #[test]
+    fn v2_subjects_read_as_the_tool_calls_they_describe() {
+        let command = normalise(
+            json!({"sessionId": "s", "title": "Run tests", "subject": {"type": "command", "command": "cargo test", "cwd": "/ws/crate", "terminalId": "t9"}}),
+            None,
+        );
+        assert_eq!(command.kind, ToolKind::Execute);
+        assert_eq!(
+            command.command.as_ref().unwrap().shell.as_deref(),
+            Some("cargo test")
+        );
+        assert_eq!(command.cwd, PathBuf::from("/ws/crate"));
+        assert_eq!(command.tool_call_id, "t9");
+        assert_eq!(command.title, "Run tests");
+        assert_eq!(command.unknown_subject(), None);
+
+        let call = normalise(
+            json!({"sessionId": "s", "title": "Edit", "subject": {"type": "tool_call", "toolCall": {"toolCallId": "c", "name": "Write", "rawInput": {"file_path": "/ws/a.rs", "content": "x"}}}}),
+            None,
+        );
+        assert_eq!(
+            (call.kind, call.tool_name.as_deref()),
+            (ToolKind::Edit, Some("Write"))
+        );
+        assert_eq!(
+            call.title, "Edit",
+            "the request's title where the tool call has none"
+        );
+
+        let bare = normalise(json!({"sessionId": "s", "title": "Tidy up"}), None);
+        assert_eq!(
+            (bare.kind, bare.title.as_str()),
+            (ToolKind::Other, "Tidy up")
+        );
+        let odd = normalise(
+            json!({"sessionId": "s", "title": "cargo test", "subject": {"type": "_x", "command": "rm -rf /"}}),
+            None,
+        );
+        assert_eq!(odd.unknown_subject(), Some("_x"));
+        assert!(
+            odd.command.is_none(),
+            "nothing is read from a subject of an unknown type"
+        );
+
+        for unreadable in [
+            json!({"sessionId": "s", "subject": {"type": "command", "command": "ls", "cwd": "/ws"}}),
+            json!({"sessionId": "s", "title": "ls", "subject": {"type": "command", "command": "ls", "cwd": "ws"}}),
+            json!({"sessionId": "s", "title": "ls", "subject": {"type": "tool_call"}}),
+            json!({"sessionId": "s", "title": "ls", "subject": "command"}),
+            json!({"sessionId": "s", "toolCall": "ls"}),
+        ] {
+            assert!(
+                ToolRequest::from_permission_request(&unreadable, None, &ctx()).is_err(),
+                "{unreadable}"
+            );
+        }
     }
 }

@@ -130,6 +130,14 @@ pub fn sdk_agent_script() -> String {
     test_agents().join("sdk-agent.mjs").display().to_string()
 }
 
+/// The scripted agent that speaks ACP protocol v2 as raw JSON lines (tests/agents/v2-agent.mjs).
+pub fn v2_agent_script() -> String {
+    repo()
+        .join("tests/agents/v2-agent.mjs")
+        .display()
+        .to_string()
+}
+
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }

@@ -4,6 +4,7 @@
 
 use std::io::{BufRead, Write};
 
+use serde_json::{Map, Value, json};
 use tokio::sync::{Mutex, mpsc};
 
 use crate::chain::Decision;
@@ -159,6 +160,82 @@ impl Prompter {
             }
         }
     }
+}
+
+impl Prompter {
+    /// Puts an agent's `elicitation/create` to the person: a URL to visit (accept once they
+    /// have, or decline), or a form, one field per line (an empty line declines). Returns the
+    /// answer's result.
+    pub async fn elicit(&self, params: &Value) -> Value {
+        let _turn = self.turn.lock().await;
+        let s = self.style;
+        let text = |key: &str| printable(params.get(key).and_then(Value::as_str).unwrap_or(""));
+        eprintln!(
+            "\n{} {}",
+            s.yellow(&s.bold("? acp-gate: the agent asks you:")),
+            text("message")
+        );
+        if params.get("mode").and_then(Value::as_str) == Some("url") {
+            eprintln!("  {}", text("url"));
+            eprint!("{} ", s.bold("open it, then type y (or n to decline):"));
+            let _ = std::io::stderr().flush();
+            let yes = self
+                .input
+                .read_line()
+                .await
+                .is_some_and(|line| matches!(line.trim(), "y" | "Y" | "yes"));
+            return json!({ "action": if yes { "accept" } else { "decline" } });
+        }
+        let empty = Map::new();
+        let fields = params
+            .pointer("/requestedSchema/properties")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let mut content = Map::new();
+        for (name, field) in fields {
+            let kind = field
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("string");
+            let label = field
+                .get("title")
+                .or_else(|| field.get("description"))
+                .and_then(Value::as_str)
+                .unwrap_or(name);
+            eprint!("{} ", s.bold(&format!("{} ({kind}):", printable(label))));
+            let _ = std::io::stderr().flush();
+            let Some(line) = self.input.read_line().await else {
+                return json!({ "action": "cancel" });
+            };
+            let line = line.trim();
+            if line.is_empty() {
+                return json!({ "action": "decline" });
+            }
+            let value = match kind {
+                "integer" => line.parse::<i64>().ok().map(|n| json!(n)),
+                "number" => line.parse::<f64>().ok().map(|n| json!(n)),
+                "boolean" => match line {
+                    "y" | "yes" | "true" => Some(json!(true)),
+                    "n" | "no" | "false" => Some(json!(false)),
+                    _ => None,
+                },
+                _ => Some(json!(line)),
+            };
+            let Some(value) = value else {
+                eprintln!("{}", s.dim(&format!("not a {kind}: declined")));
+                return json!({ "action": "decline" });
+            };
+            content.insert(name.clone(), value);
+        }
+        json!({ "action": "accept", "content": content })
+    }
+}
+
+/// `text` with control characters (which could drive the terminal) made spaces.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 pub fn kind_name(kind: OptionKind) -> &'static str {

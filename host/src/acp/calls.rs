@@ -4,7 +4,7 @@
 //! forwards them to the editor).
 
 use agent_client_protocol::{Error, ErrorCode};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::chain::Decision;
 use crate::request::{SessionContext, ToolRequest};
@@ -36,11 +36,11 @@ pub enum Call {
 
 impl Call {
     /// The call `method` makes with `params`; `None` when the method is not one acp-gate
-    /// judges, an `invalid_params` error when the params lack what the call needs.
-    pub fn parse(method: &str, params: &Value) -> Option<Result<Call, Error>> {
+    /// judges, what is missing when the params lack what the call needs.
+    pub fn parse(method: &str, params: &Value) -> Option<Result<Call, String>> {
         let text = |key: &str| params.get(key).and_then(Value::as_str).map(str::to_owned);
         let number = |key: &str| params.get(key).and_then(Value::as_u64);
-        let missing = |what: &str| Error::invalid_params().data(json!(what));
+        let missing = |what: &str| what.to_owned();
         Some(match method {
             "fs/read_text_file" => match text("path") {
                 Some(path) => Ok(Call::Read {

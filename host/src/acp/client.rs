@@ -13,8 +13,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use agent_client_protocol::v1::schema::CancelNotification;
-use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Error, ErrorCode, RawJsonRpcId, UntypedMessage};
+use agent_client_protocol::{
+    Agent, ConnectionTo, Error, ErrorCode, RawJsonRpcId, RequestCancellation, Responder,
+    UntypedMessage,
+};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -167,9 +169,7 @@ impl Client {
     /// when the chain allows it. Otherwise it is said loudly, and recorded and escalated with
     /// `action`, what acp-gate does about it.
     pub async fn report(&self, reported: Asked, action: &str) -> bool {
-        let Ok(judged) = self.gate.judge(reported, &self.ctx()).await else {
-            return false;
-        };
+        let judged = self.gate.judge(reported, &self.ctx()).await;
         let allowed = judged.decision.outcome == Verdict::Allow;
         let (action, by) = match allowed {
             true => ("went on", ResolvedBy::Chain),
@@ -212,11 +212,9 @@ impl Client {
                     )
                 )));
             }
+            let cancellation = responder.cancellation();
             return cx.spawn(async move {
-                let result = match asked {
-                    Ok(asked) => client.gated(asked).await,
-                    Err(error) => Err(error),
-                };
+                let result = client.gated(asked, cancellation).await;
                 lock(&client.in_flight).remove(&id);
                 let _ = match result {
                     Ok(value) => responder.respond(value),
@@ -247,6 +245,21 @@ impl Client {
                     Ok(())
                 });
             }
+            "elicitation/create" => {
+                return cx.spawn(async move {
+                    let answer = match &client.prompter {
+                        Some(prompter) => prompter.elicit(&params).await,
+                        None => {
+                            client.gate.output.notice(
+                                "the agent asked a question (elicitation) and nobody can answer: declined",
+                            );
+                            json!({ "action": "decline" })
+                        }
+                    };
+                    respond(responder, Ok(answer));
+                    Ok(())
+                });
+            }
             "terminal/output" => terminal(&params).and_then(|id| self.terminals.output(&id)),
             "terminal/kill" => terminal(&params)
                 .and_then(|id| self.terminals.kill(&id))
@@ -266,7 +279,7 @@ impl Client {
 
     /// A permission request or gated call: judged, settled, recorded, then answered (and, for
     /// an allowed call, carried out).
-    async fn gated(&self, asked: Asked) -> Result<Value, Error> {
+    async fn gated(&self, asked: Asked, cancellation: RequestCancellation) -> Result<Value, Error> {
         let ctx = self.ctx();
         // Where a file call's path led when the request arrived, to check again before acting.
         let target = match &asked {
@@ -275,8 +288,13 @@ impl Client {
             }
             _ => None,
         };
-        let judged = self.gate.judge(asked, &ctx).await?;
-        let (answer, by) = self.answer(&judged).await;
+        let judged = self.gate.judge(asked, &ctx).await;
+        // The agent may withdraw its request (`$/cancel_request`): it is answered `cancelled`.
+        let (answer, by) = tokio::select! {
+            biased;
+            () = cancellation.cancelled() => (Answer::Cancelled, ResolvedBy::Cancelled),
+            settled = self.answer(&judged) => settled,
+        };
         let answer = match (answer, &target) {
             (Answer::Allowed, Some((raw, decided))) => match fs::recheck(raw, &ctx, decided) {
                 Ok(_) => Answer::Allowed,

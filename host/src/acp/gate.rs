@@ -20,6 +20,7 @@ use crate::chain::{Chain, Decision};
 use crate::exit;
 use crate::record::{Escalation, ResolvedBy};
 use crate::request::{OptionKind, SessionContext, ToolRequest};
+use crate::verdict::Verdict;
 
 /// How the requests of a session were settled, for the summary.
 #[derive(Debug, Default)]
@@ -45,14 +46,38 @@ pub enum Asked {
     /// A switch of the session's mode or configuration: asked for by the editor (it goes ahead
     /// like a call), or reported by the agent (it happened: see [`Answer::Reported`]).
     Switch(Switch),
+    /// A request of a gated method that acp-gate cannot read (a permission request of no
+    /// shape it knows, a call without what it needs): refused without the chain, recorded
+    /// with `why`, and the run or proxy exits [`exit::AGENT_FAILED`] at the end.
+    Unreadable {
+        method: String,
+        params: Value,
+        why: String,
+    },
 }
 
 impl Asked {
     /// Whether it is answered like a call (goes ahead or is refused), not with an option.
     pub fn is_call(&self) -> bool {
-        !matches!(self, Asked::Permission { .. })
+        match self {
+            Asked::Permission { .. } => false,
+            Asked::Unreadable { method, .. } => method != PERMISSION,
+            Asked::Call(_) | Asked::Switch(_) => true,
+        }
     }
 }
+
+/// A request of `method` that could not be read, and why.
+fn unreadable(method: &str, params: Value, why: String) -> Asked {
+    Asked::Unreadable {
+        method: method.to_owned(),
+        params,
+        why,
+    }
+}
+
+/// The method of a permission request.
+const PERMISSION: &str = "session/request_permission";
 
 /// A request the chain has decided.
 #[derive(Debug)]
@@ -80,7 +105,9 @@ impl Judged {
                 .or_else(|| earlier.as_ref().and_then(|e| e.get("rawInput")))
                 .cloned()
                 .unwrap_or(Value::Null),
-            Asked::Call(_) | Asked::Switch(_) => self.request.raw.clone(),
+            Asked::Call(_) | Asked::Switch(_) | Asked::Unreadable { .. } => {
+                self.request.raw.clone()
+            }
         }
     }
 }
@@ -186,6 +213,9 @@ pub struct Gate {
     pub tally: Tally,
     /// Set when a decision could not be written to the audit log.
     unrecorded: AtomicBool,
+    /// Set when the agent sent something acp-gate could not gate (an unreadable request, a
+    /// protocol version it does not speak).
+    ungated: AtomicBool,
 }
 
 impl Gate {
@@ -201,6 +231,7 @@ impl Gate {
             modes: Mutex::default(),
             tally: Tally::default(),
             unrecorded: AtomicBool::new(false),
+            ungated: AtomicBool::new(false),
         }
     }
 
@@ -217,25 +248,24 @@ impl Gate {
     /// Reads a request of the agent's that the gate judges; `None` when `method` is not one.
     /// What the tracker knows is read now, so that the tool calls announced before the request
     /// count, however long the decision waits.
-    pub fn read(&self, method: &str, params: Value) -> Option<Result<Asked, Error>> {
-        if method == "session/request_permission" {
+    pub fn read(&self, method: &str, params: Value) -> Option<Asked> {
+        if method == PERMISSION {
             let earlier = params
                 .pointer("/toolCall/toolCallId")
+                .or_else(|| params.pointer("/subject/toolCall/toolCallId"))
                 .and_then(Value::as_str)
                 .and_then(|id| lock(&self.tracker).get(id));
-            return Some(Ok(Asked::Permission { params, earlier }));
+            return Some(Asked::Permission { params, earlier });
         }
-        Some(Call::parse(method, &params)?.map(Asked::Call))
+        let call = Call::parse(method, &params)?;
+        Some(call.map_or_else(|why| unreadable(method, params, why), Asked::Call))
     }
 
     /// Reads a request of the editor's that the gate judges (a mode or configuration
     /// switch); `None` when `method` is not one.
-    pub fn read_editor(&self, method: &str, params: &Value) -> Option<Result<Asked, Error>> {
-        Some(
-            lock(&self.modes)
-                .requested(method, params)?
-                .map(Asked::Switch),
-        )
+    pub fn read_editor(&self, method: &str, params: &Value) -> Option<Asked> {
+        let switch = lock(&self.modes).requested(method, params)?;
+        Some(switch.map_or_else(|why| unreadable(method, params.clone(), why), Asked::Switch))
     }
 
     /// A `session/update` from the agent that reports a switch of mode not judged yet.
@@ -253,30 +283,67 @@ impl Gate {
             .map(Asked::Switch)
     }
 
-    /// Normalises and decides. A permission request that cannot be read is an
-    /// `invalid_params` error, shown, and decided no further.
-    pub async fn judge(&self, asked: Asked, ctx: &SessionContext) -> Result<Judged, Error> {
+    /// Normalises and decides. What cannot be read is refused without the chain (shown, and
+    /// recorded like any decision); a permission request about a subject acp-gate does not
+    /// know is at most asked about.
+    pub async fn judge(&self, asked: Asked, ctx: &SessionContext) -> Judged {
         let request = match &asked {
             Asked::Permission { params, earlier } => {
-                ToolRequest::from_permission_request(params, earlier.as_ref(), ctx).map_err(
-                    |error| {
-                        let error = Error::invalid_params().data(json!(format!(
-                            "acp-gate cannot read this permission request: {error:#}"
-                        )));
-                        self.output.error(&error.to_string());
-                        error
-                    },
-                )?
+                match ToolRequest::from_permission_request(params, earlier.as_ref(), ctx) {
+                    Ok(request) => request,
+                    Err(error) => {
+                        let asked = unreadable(PERMISSION, params.clone(), format!("{error:#}"));
+                        return self.refuse_unreadable(asked, ctx);
+                    }
+                }
             }
             Asked::Call(call) => call.tool_request(ctx),
             Asked::Switch(switch) => switch.tool_request(ctx),
+            Asked::Unreadable { .. } => return self.refuse_unreadable(asked, ctx),
         };
-        let decision = self.chain.decide(&request).await;
-        Ok(Judged {
+        let mut decision = self.chain.decide(&request).await;
+        if let Some(kind) = request.unknown_subject()
+            && decision.outcome != Verdict::Deny
+        {
+            decision.outcome = Verdict::Ask;
+            decision.by_default = false;
+            let note = format!(
+                "acp-gate does not know a permission request about a `{kind}`: a person must answer"
+            );
+            decision.reasons.insert(0, note);
+        }
+        Judged {
             asked,
             request,
             decision,
-        })
+        }
+    }
+
+    /// A request that could not be read: denied, shown, and the session marked as failed.
+    fn refuse_unreadable(&self, asked: Asked, ctx: &SessionContext) -> Judged {
+        let Asked::Unreadable {
+            method,
+            params,
+            why,
+        } = &asked
+        else {
+            unreachable!("only an unreadable request is refused unread")
+        };
+        let reason = format!("acp-gate cannot read this `{method}` request: {why}");
+        self.output.error(&reason);
+        self.ungated.store(true, Ordering::Relaxed);
+        Judged {
+            request: ToolRequest::unreadable(method, params, ctx),
+            decision: Decision::refused(reason),
+            asked,
+        }
+    }
+
+    /// The agent answered `initialize` with a protocol version acp-gate cannot gate: shown,
+    /// and the run or proxy exits [`exit::AGENT_FAILED`].
+    pub fn refuse_protocol(&self, message: &str) {
+        self.output.error(message);
+        self.ungated.store(true, Ordering::Relaxed);
     }
 
     /// Records how `judged` was answered (the audit log first: an unrecorded decision is not
@@ -370,9 +437,20 @@ impl Gate {
     }
 
     /// The exit code of a run or proxy that ended with `code`: [`exit::UNRECORDED`] instead
-    /// of a success when some decision could not be recorded.
+    /// of a success when some decision could not be recorded, [`exit::AGENT_FAILED`] when the
+    /// agent sent something that could not be gated.
     pub fn exit_code(&self, code: u8) -> u8 {
-        if !self.unrecorded.load(Ordering::Relaxed) || !matches!(code, exit::OK | exit::ESCALATED) {
+        if !matches!(code, exit::OK | exit::ESCALATED) {
+            return code;
+        }
+        if self.ungated.load(Ordering::Relaxed) && !self.unrecorded.load(Ordering::Relaxed) {
+            self.output.error(&format!(
+                "the agent sent what acp-gate could not gate; it was refused (exit code {})",
+                exit::AGENT_FAILED
+            ));
+            return exit::AGENT_FAILED;
+        }
+        if !self.unrecorded.load(Ordering::Relaxed) {
             return code;
         }
         self.output.error(&format!(

@@ -24,7 +24,7 @@ use std::collections::{HashMap, HashSet};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -37,6 +37,7 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 
 use super::gate::{Answer, Asked, Gate, Judged, Reply};
+use super::session::PROTOCOLS;
 use super::stream::{Sink, relay_lines};
 use crate::exit;
 use crate::record::{ResolvedBy, subject};
@@ -80,6 +81,10 @@ pub async fn serve(gate: Gate, workspace: PathBuf, agent: &[String]) -> Result<u
         answered: Mutex::default(),
         in_flight: Mutex::default(),
         cancels: Mutex::default(),
+        withdrawn: Mutex::default(),
+        initialize: Mutex::default(),
+        version: AtomicU64::new(1),
+        refused: AtomicBool::new(false),
         next_id: AtomicU64::new(1),
         editor: Sink::new(std::io::stdout()),
         agent: Sink::new(agent_in),
@@ -179,6 +184,16 @@ struct Proxy {
     /// Per session, how many `session/cancel`s the editor sent: a decision that finishes after
     /// one is answered `cancelled`.
     cancels: Mutex<HashMap<String, u64>>,
+    /// The agent's requests it withdrew (`$/cancel_request`) while the chain decided them:
+    /// answered `cancelled`.
+    withdrawn: Mutex<HashSet<String>>,
+    /// The id of the editor's `initialize`, until the agent answers it.
+    initialize: Mutex<Option<String>>,
+    /// The protocol version the editor and the agent agreed on (1 until they have).
+    version: AtomicU64,
+    /// Set when the agent answered `initialize` with a version acp-gate cannot gate: nothing
+    /// more of the agent's reaches the editor.
+    refused: AtomicBool,
     next_id: AtomicU64,
     /// The editor's input (acp-gate's stdout) and the agent's.
     editor: Sink,
@@ -243,6 +258,9 @@ impl Proxy {
                 return true;
             };
             match (&envelope.method, envelope.id) {
+                (Some(method), Some(id)) if method == "initialize" => {
+                    *lock(&self.initialize) = Some(id.get().to_owned());
+                }
                 (Some(method), Some(id))
                     if method.starts_with("session/set_")
                         && let Some(asked) =
@@ -307,6 +325,9 @@ impl Proxy {
             let read = std::str::from_utf8(line)
                 .ok()
                 .and_then(|text| Some((text, agent_envelope(text)?)));
+            if self.refused.load(Ordering::Relaxed) {
+                return false;
+            }
             let Some((text, envelope)) = read else {
                 // What the gate cannot read could be a request it did not see: not forwarded.
                 let shown: String = String::from_utf8_lossy(line).chars().take(200).collect();
@@ -322,6 +343,9 @@ impl Proxy {
                         "the agent sent `{method}` without an id; not forwarded"
                     ));
                     return false;
+                }
+                (Some(method), None) if method == "$/cancel_request" => {
+                    return self.withdraw(&params_of(&envelope));
                 }
                 (Some(method), None) if method == "session/update" => {
                     // Only tool calls and switches of mode are read; the rest is relayed
@@ -370,6 +394,12 @@ impl Proxy {
                     }
                 }
                 (None, Some(id)) => {
+                    if lock(&self.initialize)
+                        .take_if(|init| init == id.get())
+                        .is_some()
+                    {
+                        return self.negotiated(id, &envelope);
+                    }
                     let opened = lock(&self.opening).remove(id.get());
                     let result = || {
                         envelope
@@ -395,6 +425,73 @@ impl Proxy {
         });
     }
 
+    /// The agent's answer to the editor's `initialize`: the version they agreed on is noted;
+    /// one acp-gate cannot gate is refused to both sides (the editor gets an error instead of
+    /// the answer, the agent's input is closed) and the proxy exits 4. True to forward it.
+    fn negotiated(&self, id: &RawValue, envelope: &Envelope<'_>) -> bool {
+        let result = envelope
+            .result
+            .and_then(|r| serde_json::from_str::<Value>(r.get()).ok());
+        let Some(answered) = result.as_ref().and_then(|r| r.get("protocolVersion")) else {
+            return true;
+        };
+        if let Some(version) = answered
+            .as_u64()
+            .filter(|v| PROTOCOLS.contains(&(*v as u16)))
+        {
+            self.version.store(version, Ordering::Relaxed);
+            return true;
+        }
+        let message = format!(
+            "the agent answered `initialize` with ACP protocol version {answered}; acp-gate \
+             gates versions {} and {} and does not relay a session it cannot gate",
+            PROTOCOLS.start(),
+            PROTOCOLS.end()
+        );
+        self.gate.refuse_protocol(&message);
+        self.refused.store(true, Ordering::Relaxed);
+        let error = Error::internal_error().data(json!(message));
+        let _ = self
+            .editor
+            .send(&json!({ "jsonrpc": "2.0", "id": id, "error": error }).to_string());
+        self.agent.close();
+        false
+    }
+
+    /// The agent withdraws a request (`$/cancel_request`): one the editor is asked about is
+    /// withdrawn there too; one the chain is deciding is answered `cancelled` once decided.
+    /// True to forward the notification as it is.
+    fn withdraw(&self, params: &Value) -> bool {
+        let Some(key) = params.get("requestId").map(Value::to_string) else {
+            return true;
+        };
+        if lock(&self.held).contains_key(&key) {
+            // Forwarded under the agent's own id: the editor answers it `cancelled`.
+            return true;
+        }
+        let own = {
+            let held = lock(&self.held);
+            held.iter()
+                .find(|(_, h)| h.origin == Side::Agent && h.agent_id.get() == key)
+                .map(|(own, _)| own.clone())
+        };
+        if let Some(own) = own {
+            let held = lock(&self.held).remove(&own);
+            if let Some(held) = held {
+                lock(&self.answered).insert(own.clone());
+                let cancel = json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": serde_json::from_str::<Value>(&own).unwrap_or_default()}});
+                let _ = self.editor.send(&cancel.to_string());
+                self.cancelled(held.origin, &held.agent_id, &held.judged);
+            }
+            return false;
+        }
+        if lock(&self.in_flight).contains(&key) {
+            lock(&self.withdrawn).insert(key);
+            return false;
+        }
+        true
+    }
+
     /// A request of the agent's that the gate judges, read now (so that the tool calls
     /// announced before it are taken into account) and decided in a task of its own.
     fn gated(
@@ -415,7 +512,7 @@ impl Proxy {
         id: &RawValue,
         envelope: &Envelope<'_>,
         line: &str,
-        asked: Result<Asked, Error>,
+        asked: Asked,
     ) -> Gated {
         let params = params_of(envelope);
         let session_id = params
@@ -449,9 +546,7 @@ impl Proxy {
         let proxy = self.clone();
         let session = session.to_owned();
         self.runtime.spawn(async move {
-            let Ok(judged) = proxy.gate.judge(reported, &proxy.ctx(&session)).await else {
-                return;
-            };
+            let judged = proxy.gate.judge(reported, &proxy.ctx(&session)).await;
             let outcome = judged.decision.outcome;
             let action = match outcome {
                 Verdict::Allow => "went on",
@@ -489,22 +584,14 @@ impl Proxy {
     /// Runs the chain on a gated request, then answers, forwards or asks. The answer is
     /// written from this task, which may block it: the runtime is told so.
     async fn decide(&self, gated: Gated) {
-        let judged = match gated.asked.clone() {
-            Ok(asked) => self.gate.judge(asked, &gated.ctx).await,
-            Err(error) => {
-                self.gate.output.error(&error.to_string());
-                Err(error)
-            }
-        };
-        tokio::task::block_in_place(|| match judged {
-            Ok(judged) => self.conclude(gated, judged),
-            Err(error) => self.answer(gated.origin, &gated.id, Reply::Error(error)),
-        });
+        let judged = self.gate.judge(gated.asked.clone(), &gated.ctx).await;
+        tokio::task::block_in_place(|| self.conclude(gated, judged));
     }
 
     /// What a decision leads to, once made.
     fn conclude(&self, gated: Gated, judged: Judged) {
-        if self.generation(&gated.session_id) != gated.generation {
+        let withdrawn = gated.origin == Side::Agent && lock(&self.withdrawn).remove(gated.id.get());
+        if withdrawn || self.generation(&gated.session_id) != gated.generation {
             return self.cancelled(gated.origin, &gated.id, &judged);
         }
         let is_call = judged.asked.is_call();
@@ -520,7 +607,7 @@ impl Proxy {
                     "{OWN_ID_PREFIX}{}",
                     self.next_id.fetch_add(1, Ordering::Relaxed)
                 );
-                let message = json!({"jsonrpc": "2.0", "id": own_id, "method": "session/request_permission", "params": own_ask(&own_id, &gated, &judged)});
+                let message = json!({"jsonrpc": "2.0", "id": own_id, "method": "session/request_permission", "params": own_ask(&own_id, &gated, &judged, self.version.load(Ordering::Relaxed))});
                 let key = json!(own_id).to_string();
                 let line = gated.line.clone();
                 self.hold(key, &gated, judged, Some(line), message);
@@ -697,7 +784,7 @@ struct Gated {
     origin: Side,
     id: Box<RawValue>,
     /// What it asks (or why its params are unreadable).
-    asked: Result<Asked, Error>,
+    asked: Asked,
     params: Value,
     ctx: SessionContext,
     /// The session's cancel count when the request arrived.
@@ -718,13 +805,19 @@ fn annotate_title(params: &mut Value, judged: &Judged) {
         &request.title
     };
     let annotated = format!("{title} — acp-gate: {}", decision.reasons.join("; "));
-    if let Some(tool_call) = params.get_mut("toolCall").and_then(Value::as_object_mut) {
-        tool_call.insert("title".into(), Value::String(annotated));
+    // v1: the tool call's title; v2: the request's own (its subject, known or not, is kept).
+    let holder = match params.get("toolCall") {
+        Some(_) => params.get_mut("toolCall"),
+        None => Some(params),
+    };
+    if let Some(holder) = holder.and_then(Value::as_object_mut) {
+        holder.insert("title".into(), Value::String(annotated));
     }
 }
 
-/// acp-gate's own permission request for a gated call the chain asks about.
-fn own_ask(own_id: &str, gated: &Gated, judged: &Judged) -> Value {
+/// acp-gate's own permission request for a gated call the chain asks about, in the protocol
+/// `version` of the session.
+fn own_ask(own_id: &str, gated: &Gated, judged: &Judged, version: u64) -> Value {
     let request = &judged.request;
     let mut tool_call = json!({
         "toolCallId": own_id,
@@ -735,14 +828,23 @@ fn own_ask(own_id: &str, gated: &Gated, judged: &Judged) -> Value {
         "locations": request.paths.iter().map(|p| json!({ "path": p.absolute })).collect::<Vec<_>>(),
         "content": request.diffs.iter().map(|d| json!({ "type": "diff", "path": d.path, "oldText": d.old_text, "newText": d.new_text })).collect::<Vec<_>>(),
     });
-    let mut params = json!({
-        "sessionId": gated.session_id,
-        "toolCall": tool_call.take(),
-        "options": [
-            { "optionId": "allow", "name": "Allow", "kind": OptionKind::AllowOnce },
-            { "optionId": "reject", "name": "Reject", "kind": OptionKind::RejectOnce },
-        ],
-    });
+    let options = json!([
+        { "optionId": "allow", "name": "Allow", "kind": OptionKind::AllowOnce },
+        { "optionId": "reject", "name": "Reject", "kind": OptionKind::RejectOnce },
+    ]);
+    let mut params = match version {
+        1 => json!({
+            "sessionId": gated.session_id,
+            "toolCall": tool_call.take(),
+            "options": options,
+        }),
+        _ => json!({
+            "sessionId": gated.session_id,
+            "title": request.title,
+            "subject": { "type": "tool_call", "toolCall": tool_call.take() },
+            "options": options,
+        }),
+    };
     annotate_title(&mut params, judged);
     params
 }

@@ -1,6 +1,8 @@
-//! The client side of one ACP session: spawn the agent, `initialize` (advertising `fs` and
-//! `terminal`), `session/new` in the workspace, then one prompt turn after another, with
-//! Ctrl-C as `session/cancel`. Every way the agent can fail (exit at once, never answer, send
+//! The client side of one ACP session: spawn the agent, `initialize` (protocol v1 advertising
+//! `fs` and `terminal`, or v2), `session/new` in the workspace (or `session/resume` /
+//! `session/load` of an earlier session), then one prompt turn after another, with Ctrl-C as
+//! `session/cancel`. Messages are built and read as JSON, so that one code path speaks both
+//! protocol versions. Every way the agent can fail (exit at once, never answer, send
 //! garbage, die mid-turn) ends the run with a clear message and an exit code, never a hang.
 
 use std::path::PathBuf;
@@ -8,15 +10,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
-use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ClientCapabilities, FileSystemCapabilities, Implementation,
-    InitializeRequest, NewSessionRequest, PromptRequest,
+    ClientCapabilities, FileSystemCapabilities, Implementation, InitializeRequest,
 };
 use agent_client_protocol::{
-    AcpAgent, AcpAgentConfig, Agent, Client as ClientRole, Error, LineDirection, UntypedMessage,
+    AcpAgent, AcpAgentConfig, Agent, Client as ClientRole, ConnectionTo, Error, LineDirection,
+    UntypedMessage,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
 use super::ask::LineInput;
@@ -38,7 +39,18 @@ pub struct SessionSpec {
     pub prompts: Prompts,
     /// How long `initialize` and `session/new` may take.
     pub init_timeout: Duration,
+    /// The ACP protocol version offered (1 or 2).
+    pub protocol: u16,
+    /// An earlier session to resume instead of starting one.
+    pub resume: Option<String>,
 }
+
+/// Elicitations `run` can put to a person (or decline with nobody to ask): forms and URLs.
+static ELICITATION: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(|| json!({ "form": {}, "url": {} }));
+
+/// The protocol versions acp-gate speaks.
+pub const PROTOCOLS: std::ops::RangeInclusive<u16> = 1..=2;
 
 /// Where the session is, to explain a connection that ends under it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,8 +111,9 @@ pub async fn run_session(client: Arc<Client>, spec: SessionSpec) -> u8 {
         }
     });
 
-    let result = ClientRole
-        .v1()
+    // The raw builder: no protocol-version guard of the SDK's. acp-gate reads `initialize`
+    // itself, so that it can speak v1 or v2 and say clearly what it cannot.
+    let result = agent_client_protocol::Builder::new(ClientRole)
         .name("acp-gate")
         .on_receive_request(
             {
@@ -177,48 +190,92 @@ async fn drive(
     let mut interrupts = interrupts();
     let limit = spec.init_timeout;
 
-    let capabilities = ClientCapabilities::new()
-        .fs(FileSystemCapabilities::new()
-            .read_text_file(true)
-            .write_text_file(true))
-        .terminal(true);
-    let initialize = InitializeRequest::new(ProtocolVersion::V1)
-        .client_capabilities(capabilities)
-        .client_info(Implementation::new("acp-gate", env!("CARGO_PKG_VERSION")));
-    let response = setup_step(
+    let offered = spec.protocol;
+    let initialize = match offered {
+        1 => {
+            let capabilities = ClientCapabilities::new()
+                .fs(FileSystemCapabilities::new()
+                    .read_text_file(true)
+                    .write_text_file(true))
+                .terminal(true);
+            let initialize = InitializeRequest::new(ProtocolVersion::V1)
+                .client_capabilities(capabilities)
+                .client_info(Implementation::new("acp-gate", env!("CARGO_PKG_VERSION")));
+            let mut initialize = serde_json::to_value(initialize).unwrap_or_default();
+            initialize["clientCapabilities"]["elicitation"] = ELICITATION.clone();
+            initialize
+        }
+        // v2 has no client-side file or terminal methods: the agent asks permission for all.
+        version => json!({
+            "protocolVersion": version,
+            "info": { "name": "acp-gate", "version": env!("CARGO_PKG_VERSION") },
+            "capabilities": { "elicitation": *ELICITATION },
+        }),
+    };
+    let agent = setup_step(
         Phase::Initialize,
         "initialize",
         limit,
-        cx.send_request(initialize).block_task(),
+        request(cx, "initialize", initialize),
         &mut broken,
         &mut interrupts,
     )
     .await?;
-    if response.protocol_version != ProtocolVersion::V1 {
-        return Err(Stop::Agent(format!(
-            "the agent speaks ACP protocol version {:?}; acp-gate speaks version 1",
-            response.protocol_version
-        )));
-    }
+    let answered = agent.get("protocolVersion").and_then(Value::as_u64);
+    let version = match answered {
+        Some(version) if version <= u64::from(offered) && PROTOCOLS.contains(&(version as u16)) => {
+            version as u16
+        }
+        _ => {
+            let answered = agent.get("protocolVersion").unwrap_or(&Value::Null);
+            let hint = match answered.as_u64() {
+                Some(v) if v > u64::from(offered) && PROTOCOLS.contains(&(v as u16)) => {
+                    format!("; try --protocol {v}")
+                }
+                _ => String::new(),
+            };
+            return Err(Stop::Agent(format!(
+                "the agent answered `initialize` with ACP protocol version {answered}; acp-gate \
+                 offered version {offered} (it speaks versions {} and {}){hint}",
+                PROTOCOLS.start(),
+                PROTOCOLS.end()
+            )));
+        }
+    };
 
     set_phase(Phase::NewSession);
+    let workspace = spec.workspace.display().to_string();
+    let (method, params) = match &spec.resume {
+        None => ("session/new", json!({ "cwd": workspace, "mcpServers": [] })),
+        Some(session) => (
+            resume_method(version, &agent).map_err(Stop::Refused)?,
+            json!({ "sessionId": session, "cwd": workspace, "mcpServers": [] }),
+        ),
+    };
     let session = setup_step(
         Phase::NewSession,
-        "session/new",
+        method,
         limit,
-        cx.send_request(NewSessionRequest::new(spec.workspace.clone()))
-            .block_task(),
+        request(cx, method, params),
         &mut broken,
         &mut interrupts,
     )
     .await?;
-    let session_id = session.session_id.clone();
-    client.set_session_id(&session_id.to_string());
+    let session_id = match (
+        &spec.resume,
+        session.get("sessionId").and_then(Value::as_str),
+    ) {
+        (Some(resumed), _) => resumed.clone(),
+        (None, Some(id)) => id.to_owned(),
+        (None, None) => {
+            return Err(Stop::Agent(
+                "the agent answered `session/new` without a `sessionId`".to_owned(),
+            ));
+        }
+    };
+    client.set_session_id(&session_id);
     // An agent configured to start in a mode where it does not ask gets no prompt.
-    let started = serde_json::to_value(&session).unwrap_or_default();
-    if let Some(mode) = client
-        .gate
-        .opened(&session_id.to_string(), "session/new", &started)
+    if let Some(mode) = client.gate.opened(&session_id, method, &session)
         && !client.report(mode, "sent no prompt").await
     {
         return Ok(exit::ESCALATED);
@@ -301,15 +358,17 @@ async fn drive(
 async fn turn(
     cx: &ConnectionTo<Agent>,
     client: &Client,
-    session_id: &agent_client_protocol::v1::schema::SessionId,
+    session_id: &str,
     text: String,
     broken: &mut watch::Receiver<Option<String>>,
     interrupts: &mut mpsc::UnboundedReceiver<()>,
 ) -> Result<String, Stop> {
     client.begin_turn();
-    let response = cx
-        .send_request(PromptRequest::new(session_id.clone(), vec![text.into()]))
-        .block_task();
+    let prompt = json!({
+        "sessionId": session_id,
+        "prompt": [{ "type": "text", "text": text }],
+    });
+    let response = request(cx, "session/prompt", prompt);
     tokio::pin!(response);
     let mut cancelling = false;
     let result = loop {
@@ -321,7 +380,10 @@ async fn turn(
                 }
                 cancelling = true;
                 client.cancel_turn();
-                let _ = cx.send_notification(CancelNotification::new(session_id.clone()));
+                let cancel = UntypedMessage::new("session/cancel", json!({ "sessionId": session_id }));
+                if let Ok(cancel) = cancel {
+                    let _ = cx.send_notification(cancel);
+                }
                 client.gate.output.notice("cancelling the turn (press Ctrl-C again to quit)");
             }
             problem = broken.wait_for(Option::is_some) => {
@@ -331,14 +393,42 @@ async fn turn(
     };
     match result {
         Ok(response) => {
-            let stop = serde_json::to_value(response.stop_reason)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_else(|| format!("{:?}", response.stop_reason));
+            let stop = match response.get("stopReason") {
+                Some(Value::String(stop)) => stop.clone(),
+                other => other.map_or_else(|| "(none)".to_owned(), Value::to_string),
+            };
             client.gate.output.stop(&stop);
             Ok(stop)
         }
         Err(error) => Err(failure(Phase::Turn, "session/prompt", &error)),
+    }
+}
+
+/// Sends a request built as JSON; its result as JSON.
+async fn request(cx: &ConnectionTo<Agent>, method: &str, params: Value) -> Result<Value, Error> {
+    cx.send_request(UntypedMessage::new(method, params)?)
+        .block_task()
+        .await
+}
+
+/// How an earlier session is reopened: v2's `session/resume`; in v1, `session/resume` where
+/// the agent offers it (no replay), else `session/load` (the agent replays the session).
+fn resume_method(version: u16, agent: &Value) -> Result<&'static str, String> {
+    let capabilities = agent.get("agentCapabilities");
+    let offers = |pointer: &str| {
+        capabilities
+            .and_then(|c| c.pointer(pointer))
+            .is_some_and(|v| !v.is_null() && v != &Value::Bool(false))
+    };
+    match version {
+        1 if offers("/sessionCapabilities/resume") => Ok("session/resume"),
+        1 if offers("/loadSession") => Ok("session/load"),
+        1 => Err(
+            "the agent cannot resume a session: its `initialize` answer offers neither \
+                  `sessionCapabilities.resume` nor `loadSession`"
+                .to_owned(),
+        ),
+        _ => Ok("session/resume"),
     }
 }
 

@@ -11,8 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use agent_client_protocol::Error;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::request::{SessionContext, ToolRequest};
 
@@ -52,18 +51,18 @@ struct SessionModes {
 
 impl Modes {
     /// The switch the editor asks for with `method`: `None` when `method` is not one, an
-    /// `invalid_params` error when the params lack what it needs.
-    pub fn requested(&self, method: &str, params: &Value) -> Option<Result<Switch, Error>> {
+    /// what is missing when the params lack what it needs.
+    pub fn requested(&self, method: &str, params: &Value) -> Option<Result<Switch, String>> {
         let text = |key: &str| params.get(key).and_then(Value::as_str);
         let session_id = text("sessionId").unwrap_or_default();
         let mode = match method {
             "session/set_mode" => match text("modeId") {
                 Some(mode) => Some(mode.to_owned()),
-                None => return Some(Err(Error::invalid_params().data(json!("no `modeId`")))),
+                None => return Some(Err("no `modeId`".to_owned())),
             },
             "session/set_config_option" => {
                 let Some(config) = text("configId") else {
-                    return Some(Err(Error::invalid_params().data(json!("no `configId`"))));
+                    return Some(Err("no `configId`".to_owned()));
                 };
                 self.is_mode_option(session_id, config)
                     .then(|| text("value").map(str::to_owned))
@@ -170,6 +169,7 @@ impl Modes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_reported_switch_is_judged_once_and_not_after_the_gate_let_it_through() {

@@ -79,6 +79,8 @@ pub async fn demo() -> Result<u8> {
         verbose: true,
         input: interactive.then(|| Arc::new(LineInput::stdin())),
         init_timeout: Duration::from_secs(30),
+        protocol: 1,
+        resume: None,
     };
     let (code, client) = start(setup, agent, Prompts::Once(PROMPT.to_owned())).await?;
     let count = |n: &std::sync::atomic::AtomicUsize| n.load(Ordering::Relaxed);

@@ -40,6 +40,15 @@ pub struct RunArgs {
     /// How long the agent may take to answer `initialize` and `session/new`.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub init_timeout: f64,
+    /// The ACP protocol version to offer the agent: 1, or 2 (the published draft). An agent
+    /// that answers with another ends the run (exit code 4).
+    #[arg(long, value_name = "VERSION", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=2))]
+    pub protocol: u16,
+    /// Resume this earlier session of the agent instead of starting one (`session/resume`,
+    /// or `session/load` where the agent offers only that).
+    #[arg(long, value_name = "SESSION_ID")]
+    pub resume: Option<String>,
     /// The agent's command and arguments.
     #[arg(last = true, required = true, value_name = "AGENT")]
     pub agent: Vec<String>,
@@ -71,6 +80,8 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         input,
         init_timeout: Duration::try_from_secs_f64(args.init_timeout)
             .context("--init-timeout must be a positive number of seconds")?,
+        protocol: args.protocol,
+        resume: args.resume,
     };
     let (code, client) = start(setup, args.agent, prompts).await?;
     let escalations = client.gate.escalations();
@@ -93,6 +104,9 @@ pub(super) struct Setup {
     /// The terminal, when there is someone to ask.
     pub input: Option<Arc<LineInput>>,
     pub init_timeout: Duration,
+    /// The protocol version offered, and the session to resume (see [`SessionSpec`]).
+    pub protocol: u16,
+    pub resume: Option<String>,
 }
 
 /// Loads the chain, opens the audit log and runs the session; returns the exit code and the
@@ -115,6 +129,8 @@ pub(super) async fn start(
             workspace: setup.load.workspace.clone(),
             prompts,
             init_timeout: setup.init_timeout,
+            protocol: setup.protocol,
+            resume: setup.resume,
         },
     )
     .await;

@@ -20,6 +20,7 @@ const BUILTINS: &[&str] = &[
     "dangerous-command",
     "org-policy",
     "mode-guard",
+    "acpx-policy",
 ];
 
 fn main() {

@@ -7,6 +7,7 @@ mod cache;
 mod config;
 mod corpus;
 mod examples;
+mod orchestrator;
 mod plugin_cmd;
 mod protocol;
 mod proxy;

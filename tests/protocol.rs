@@ -201,19 +201,22 @@ fn run_resumes_a_session_and_declines_questions_with_nobody_to_answer() {
         [("elicit".to_owned(), "decline".to_owned())]
     );
 
-    // A v1 agent that offers neither `session/resume` nor `session/load`.
+    // A v1 agent that offers neither `session/resume` nor `session/load`: a new session, and
+    // a notice saying so.
     let output = run(
         &sandbox,
         &["--resume", "earlier-7"],
         "hello",
         &["--answer-version", "1"],
     );
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
-        stderr(&output).contains("cannot resume a session"),
+        stderr(&output).contains("cannot resume a session")
+            && stderr(&output).contains("session earlier-7 is not resumed, a new one is started"),
         "{}",
         stderr(&output)
     );
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("RESUMED"));
 }
 
 /// The proxy in front of the v2 agent, `initialize`d with `version` by the test's editor.

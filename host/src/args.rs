@@ -17,6 +17,11 @@ pub struct PolicyArgs {
     /// The workspace root [default: the current directory].
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
+    /// An acpx permission policy, as JSON or a file's path (`{"autoApprove": [..], "autoDeny":
+    /// [..], "escalate": [..], "defaultAction": "approve"|"deny"|"escalate"}`): one more handler
+    /// of the user tier, above the built-in chain (which still judges every request).
+    #[arg(long, alias = "policy", value_name = "JSON|FILE")]
+    pub permission_policy: Option<String>,
 }
 
 impl PolicyArgs {

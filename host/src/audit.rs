@@ -40,18 +40,12 @@ impl AuditLog {
         })
     }
 
-    /// `$ACP_GATE_AUDIT_LOG`, else `$XDG_STATE_HOME/acp-gate/audit.jsonl`, else
-    /// `~/.local/state/acp-gate/audit.jsonl`.
+    /// `$ACP_GATE_AUDIT_LOG`, else `audit.jsonl` in the state directory ([`crate::state::dir`]).
     pub fn default_path() -> PathBuf {
-        if let Some(path) = std::env::var_os("ACP_GATE_AUDIT_LOG") {
-            return path.into();
+        match std::env::var_os("ACP_GATE_AUDIT_LOG") {
+            Some(path) => path.into(),
+            None => crate::state::dir().join("audit.jsonl"),
         }
-        let base = match (std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME")) {
-            (Some(dir), _) => PathBuf::from(dir),
-            (None, Some(home)) => PathBuf::from(home).join(".local/state"),
-            (None, None) => PathBuf::from("."),
-        };
-        base.join("acp-gate/audit.jsonl")
     }
 
     pub fn path(&self) -> &Path {

@@ -38,6 +38,11 @@ enum Command {
     },
     /// Decide recorded `session/request_permission` requests offline and show each handler's verdict.
     Check(cmd::check::CheckArgs),
+    /// List the sessions `run --session NAME` named, to resume them (`run --resume NAME`).
+    Sessions(cmd::sessions::SessionsArgs),
+    /// List the asks nobody could answer (open ones), to grant them on a resume
+    /// (`run --resume NAME --grant ID`).
+    Escalations(cmd::sessions::EscalationsArgs),
     /// Inspect, validate, hash, test and create plugin components.
     #[command(subcommand)]
     Plugin(cmd::plugin::PluginCommand),
@@ -56,7 +61,10 @@ pub fn main() -> ExitCode {
             });
         }
     };
-    if matches!(cli.command, Command::Check(_) | Command::Plugin(_)) {
+    if matches!(
+        cli.command,
+        Command::Check(_) | Command::Plugin(_) | Command::Sessions(_) | Command::Escalations(_)
+    ) {
         // Their output is for people and pipes (`acp-gate check ... | head`): a reader that
         // goes away ends them quietly, as it does any filter. Not `run` and `proxy`, which
         // must see a closed agent pipe as an error to report.
@@ -78,6 +86,8 @@ pub fn main() -> ExitCode {
             Command::Check(args) => cmd::check::check(args).await,
             Command::Run(args) => cmd::run::run(args).await,
             Command::Proxy(args) => cmd::proxy::proxy(args).await,
+            Command::Sessions(args) => cmd::sessions::sessions(args),
+            Command::Escalations(args) => cmd::sessions::escalations(args),
             Command::Demo => cmd::demo::demo().await,
             Command::DemoAgent { script } => cmd::demo::agent(&script).await,
             Command::Plugin(command) => cmd::plugin::plugin(command).await,

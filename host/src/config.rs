@@ -150,6 +150,9 @@ pub struct LayerPaths {
     pub org: Option<PathBuf>,
     /// Project and user files, in that order. `--handlers FILE` puts FILE here alone.
     pub lower: Vec<(Tier, PathBuf)>,
+    /// `--permission-policy`: an acpx permission policy, as JSON or a file's path; a handler
+    /// of the user tier (`builtin:acpx-policy`).
+    pub permission_policy: Option<String>,
 }
 
 impl LayerPaths {
@@ -185,7 +188,11 @@ impl LayerPaths {
                     .collect()
             }
         };
-        Ok(LayerPaths { org, lower })
+        Ok(LayerPaths {
+            org,
+            lower,
+            permission_policy: None,
+        })
     }
 }
 
@@ -308,6 +315,7 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
     let mut default_set_by: Option<(Tier, Verdict)> = None;
     let mut builtin_chain = true;
     let mut lower: Vec<(Tier, PathBuf)> = paths.lower.clone();
+    let mut permission_policy = paths.permission_policy.as_deref();
 
     let mut layers: Vec<(Tier, PathBuf)> = Vec::new();
     if let Some(org) = &paths.org {
@@ -342,6 +350,11 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
                         "{} ignored: the org file forbids lower layers",
                         ignored.display()
                     ));
+                }
+                if permission_policy.take().is_some() {
+                    policy.notices.push(
+                        "--permission-policy ignored: the org file forbids lower layers".into(),
+                    );
                 }
             }
         }
@@ -419,6 +432,12 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
         }
     }
 
+    if let Some(spec) = permission_policy {
+        let (origin, mut handlers) = acpx_policy(spec)?;
+        policy.sources.push((Tier::User, origin));
+        policy.handlers.append(&mut handlers);
+    }
+
     if builtin_chain {
         let mut floor = builtin_floor()?;
         if let Some(clash) = floor
@@ -449,16 +468,7 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
 /// The built-in default chain as a policy layer of its own.
 pub fn builtin_floor() -> Result<Policy> {
     let path = Path::new("<builtin default chain>");
-    let text = builtin::DEFAULT_CHAIN;
-    let source = Source { path, text };
-    let file: FileSpec =
-        toml::from_str(text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let handlers = file
-        .handler
-        .iter()
-        .enumerate()
-        .map(|(position, entry)| handler_spec(&source, Tier::Builtin, position, entry))
-        .collect::<Result<Vec<_>>>()?;
+    let (file, handlers) = layer(path, builtin::DEFAULT_CHAIN, Tier::Builtin)?;
     Ok(Policy {
         default: file.settings.default.map_or(Verdict::Ask, |d| *d.get_ref()),
         handlers,
@@ -466,6 +476,64 @@ pub fn builtin_floor() -> Result<Policy> {
         notices: Vec::new(),
         cache_dir: None,
     })
+}
+
+/// The handlers of a layer acp-gate writes itself (the built-in chain, an acpx policy).
+fn layer(path: &Path, text: &str, tier: Tier) -> Result<(FileSpec, Vec<HandlerSpec>)> {
+    let source = Source { path, text };
+    let file: FileSpec =
+        toml::from_str(text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let handlers = file
+        .handler
+        .iter()
+        .enumerate()
+        .map(|(position, entry)| handler_spec(&source, tier, position, entry))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((file, handlers))
+}
+
+/// `--permission-policy JSON|FILE` (acpx's format) as a handler of the user tier: checked as
+/// acpx checks it (an object of `autoApprove`, `autoDeny`, `escalate`, lists of non-empty
+/// strings, and `defaultAction`: approve, deny or escalate), each error naming the key.
+fn acpx_policy(spec: &str) -> Result<(PathBuf, Vec<HandlerSpec>)> {
+    let spec = spec.trim();
+    let (origin, text) = match spec.starts_with('{') {
+        true => (PathBuf::from("--permission-policy"), spec.to_owned()),
+        false => (PathBuf::from(spec), read_file(Path::new(spec))?),
+    };
+    let at = origin.display();
+    let value: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{at}: not JSON"))?;
+    let Some(object) = value.as_object() else {
+        bail!("{at}: a permission policy is a JSON object");
+    };
+    for (key, entry) in object {
+        match key.as_str() {
+            "autoApprove" | "autoDeny" | "escalate" => {
+                let strings = entry.as_array().is_some_and(|list| {
+                    list.iter()
+                        .all(|e| e.as_str().is_some_and(|s| !s.trim().is_empty()))
+                });
+                if !strings {
+                    bail!("{at}: {key} must be an array of non-empty strings");
+                }
+            }
+            "defaultAction" => {
+                if !matches!(entry.as_str(), Some("approve" | "deny" | "escalate")) {
+                    bail!("{at}: defaultAction must be one of approve, deny, escalate");
+                }
+            }
+            other => bail!(
+                "{at}: `{other}` is not a key of a permission policy (autoApprove, autoDeny, escalate, defaultAction)"
+            ),
+        }
+    }
+    let config = toml::to_string(&value).with_context(|| format!("{at}: cannot be a config"))?;
+    let text = format!(
+        "[[handler]]\nname = \"acpx-policy\"\nplugin = \"builtin:acpx-policy\"\n[handler.config]\n{config}"
+    );
+    let (_, handlers) = layer(&origin, &text, Tier::User)?;
+    Ok((origin, handlers))
 }
 
 fn handler_spec(

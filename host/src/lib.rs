@@ -37,6 +37,7 @@ pub mod request;
 pub mod runtime;
 mod scaffold;
 pub mod shorthand;
+mod state;
 mod style;
 pub mod verdict;
 
@@ -59,16 +60,19 @@ pub struct LoadOptions {
     pub org_handlers: Option<PathBuf>,
     /// The workspace root: where the project's `.acp-gate/handlers.toml` is looked for.
     pub workspace: PathBuf,
+    /// `--permission-policy`: an acpx permission policy (JSON or a file's path).
+    pub permission_policy: Option<String>,
 }
 
 /// Reads the layered `handlers.toml` files (or the built-in default chain), loads every plugin
 /// and runs the inline tests: the one way every command gets its [`Chain`].
 pub async fn load_chain(options: &LoadOptions) -> Result<Chain> {
-    let layers = LayerPaths::discover(
+    let mut layers = LayerPaths::discover(
         options.org_handlers.as_deref(),
         options.handlers.as_deref(),
         &options.workspace,
     )?;
+    layers.permission_policy = options.permission_policy.clone();
     let policy = config::load(&layers)?;
     // A managed install's cache serves the plugins the org file pins; nothing else does.
     let managed = policy.cache_dir.clone().map(|dir| Managed {

@@ -22,6 +22,8 @@ pub enum ResolvedBy {
     Escalated,
     /// `session/cancel` arrived first.
     Cancelled,
+    /// A grant of the orchestrator's (`run --grant`) of this request, escalated earlier.
+    Granted,
     /// The editor, for `proxy`: its user answered in its own approval UI.
     Editor,
 }
@@ -34,6 +36,7 @@ impl ResolvedBy {
             ResolvedBy::User => "user",
             ResolvedBy::Escalated => "escalated",
             ResolvedBy::Cancelled => "cancelled",
+            ResolvedBy::Granted => "granted",
             ResolvedBy::Editor => "editor",
         }
     }
@@ -137,6 +140,15 @@ pub struct Escalation<'a> {
     pub input: &'a Value,
     pub paths: Vec<String>,
     pub answer: &'a str,
+    /// Its stable id, to grant it on a resume (`run` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The `--session` name of the session, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_name: Option<String>,
+    /// The command line that resumes the session with this request granted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume: Option<String>,
 }
 
 impl<'a> Escalation<'a> {
@@ -164,6 +176,9 @@ impl<'a> Escalation<'a> {
                 .map(|p| p.absolute.display().to_string())
                 .collect(),
             answer,
+            id: None,
+            session_name: None,
+            resume: None,
         }
     }
 }

@@ -326,6 +326,22 @@ impl ToolRequest {
         (!KNOWN_SUBJECTS.contains(&kind)).then_some(kind)
     }
 
+    /// What the request does, whoever asks and whenever: its kind, tool, command, working
+    /// directory, paths with their access and the text it writes. A grant of an escalation
+    /// lets exactly this through once.
+    pub fn fingerprint(&self) -> String {
+        let facts = json!({
+            "kind": self.kind,
+            "tool": self.tool_name,
+            "source": self.source,
+            "command": self.command.as_ref().map(CommandLine::text),
+            "cwd": self.cwd,
+            "paths": self.paths.iter().map(|p| (&p.absolute, p.access)).collect::<Vec<_>>(),
+            "writes": self.diffs.iter().map(|d| (&d.path, &d.new_text)).collect::<Vec<_>>(),
+        });
+        crate::digest::sha256_hex(facts.to_string().as_bytes())
+    }
+
     /// The W3C trace context the agent sent with the request (`_meta.traceparent`,
     /// `_meta.tracestate`), for the audit record.
     pub fn trace_context(&self) -> Option<Value> {

@@ -9,6 +9,12 @@
 // update first: `rm -rf ~` (the default chain denies), `cargo test` (allows) and
 // `terraform apply` (asks), then writes notes.txt and ~/.bashrc as above, and reads
 // /etc/hosts (outside the workspace: the default chain asks).
+// The prompt "deploy" asks about `terraform apply` (the default chain asks) and reports
+// "STEP deploy <answer>" and "HISTORY <n>", the number of earlier prompts of the session.
+// Sessions are kept in <cwd>/.sdk-agent/<id>.json, so that `session/resume` and `session/load`
+// (both offered) continue one across agent processes.
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import { agent, ndJsonStream } from "@agentclientprotocol/sdk";
 
@@ -19,6 +25,26 @@ const options = [
 ];
 
 let cwd = process.cwd();
+
+function historyFile(sessionId) {
+  return `${cwd}/.sdk-agent/${sessionId}.json`;
+}
+
+function history(sessionId) {
+  const file = historyFile(sessionId);
+  return existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : [];
+}
+
+function remember(sessionId, text) {
+  mkdirSync(`${cwd}/.sdk-agent`, { recursive: true });
+  writeFileSync(historyFile(sessionId), JSON.stringify([...history(sessionId), text]));
+}
+
+function reopen({ params }) {
+  cwd = params.cwd;
+  if (!existsSync(historyFile(params.sessionId))) throw new Error(`no session ${params.sessionId}`);
+  return {};
+}
 
 async function say(client, sessionId, text) {
   await client.notify("session/update", {
@@ -53,14 +79,32 @@ async function read(client, sessionId, path) {
 }
 
 agent()
-  .onRequest("initialize", () => ({ protocolVersion: 1, agentCapabilities: {}, authMethods: [] }))
+  .onRequest("initialize", () => ({
+    protocolVersion: 1,
+    agentCapabilities: { loadSession: true, sessionCapabilities: { resume: {} } },
+    authMethods: [],
+  }))
   .onRequest("session/new", ({ params }) => {
     cwd = params.cwd;
-    return { sessionId: "sdk-session-1" };
+    const sessionId = `sdk-session-${randomUUID().slice(0, 8)}`;
+    remember(sessionId, "(new)");
+    return { sessionId };
   })
+  .onRequest("session/resume", reopen)
+  .onRequest("session/load", reopen)
   .onRequest("session/prompt", async ({ params, client }) => {
     const sessionId = params.sessionId;
     const text = params.prompt.map((block) => block.text ?? "").join("");
+    const earlier = history(sessionId).length - 1;
+    remember(sessionId, text);
+    if (text.trim() === "deploy") {
+      const answer = await ask(client, sessionId, "bash-deploy",
+        { title: "terraform apply", kind: "execute", rawInput: { command: "terraform apply" } },
+        { title: "terraform apply" });
+      await say(client, sessionId, `STEP deploy ${answer}`);
+      await say(client, sessionId, `HISTORY ${earlier}`);
+      return { stopReason: "end_turn" };
+    }
     if (text.trim() === "commands") {
       for (let n = 0; n < 200; n++) await say(client, sessionId, `CHUNK ${n}`);
       for (const [name, command] of [["rm", "rm -rf ~"], ["test", "cargo test"], ["deploy", "terraform apply"]]) {

@@ -64,6 +64,7 @@ impl Sandbox {
             .env_remove("ACP_GATE_ORG_HANDLERS")
             .env_remove("ACP_GATE_USER_HANDLERS")
             .env_remove("ACP_GATE_AUDIT_LOG")
+            .env_remove("ACP_GATE_STATE_DIR")
     }
 
     /// Runs `acp-gate ARGS` with `stdin` as standard input.

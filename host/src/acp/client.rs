@@ -24,6 +24,7 @@ use super::ask::{Answer as Choice, PromptChoice, Prompter};
 use super::calls::Call;
 use super::fs;
 use super::gate::{Answer, Asked, Gate, Judged, Reply};
+use super::orchestrate::Granted;
 use super::rules::{SessionRule, SessionRules};
 use super::terminal::{Spawn, Terminals};
 use crate::chain::Decision;
@@ -64,6 +65,8 @@ pub fn settle(outcome: Verdict, cancelled: bool, remembered: bool, can_prompt: b
 enum Settled {
     /// With the agent's option the person chose, if they chose one of its options.
     Allow(Option<String>),
+    /// By a grant of the orchestrator's: which, and who gave it.
+    Granted(String),
     Reject {
         chosen: Option<String>,
         message: Option<String>,
@@ -347,7 +350,10 @@ impl Client {
         let (settled, by) = self.settle(judged, &choices).await;
         let answer = match (settled, is_call) {
             (Settled::Cancelled, _) => Answer::Cancelled,
-            (Settled::Allow(_), true) => Answer::Allowed,
+            (Settled::Allow(_) | Settled::Granted(_), true) => Answer::Allowed,
+            (Settled::Granted(note), false) => {
+                Answer::by_kind(request, OptionKind::AllowOnce, Some(note))
+            }
             (Settled::Reject { message, .. }, true) => Answer::Denied { message },
             // The person chose one of the agent's own options.
             (Settled::Allow(Some(option)), false)
@@ -373,6 +379,15 @@ impl Client {
     /// Runs the ask policy, prompting the person when it says to.
     async fn settle(&self, judged: &Judged, choices: &[PromptChoice]) -> (Settled, ResolvedBy) {
         let (request, decision) = (&judged.request, &judged.decision);
+        let grant = self
+            .gate
+            .orchestration()
+            .and_then(|o| o.granted(request, decision));
+        match grant {
+            Some(Granted::Allow(note)) => return (Settled::Granted(note), ResolvedBy::Granted),
+            Some(Granted::Refused(why)) => self.gate.output.notice(&why),
+            None => {}
+        }
         let remembered = self.with_rules(|rules| rules.settling(request, decision).is_some());
         let reject = Settled::Reject {
             chosen: None,

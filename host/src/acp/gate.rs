@@ -12,6 +12,7 @@ use agent_client_protocol::{Error, ErrorCode};
 use serde_json::{Value, json};
 
 use super::calls::{self, Call};
+use super::orchestrate::Orchestration;
 use super::output::Output;
 use super::switch::{Modes, Switch};
 use super::tracker::ToolCallTracker;
@@ -102,7 +103,9 @@ impl Judged {
         match &self.asked {
             Asked::Permission { params, earlier } => params
                 .pointer("/toolCall/rawInput")
+                .or_else(|| params.pointer("/subject/toolCall/rawInput"))
                 .or_else(|| earlier.as_ref().and_then(|e| e.get("rawInput")))
+                .or_else(|| params.get("subject"))
                 .cloned()
                 .unwrap_or(Value::Null),
             Asked::Call(_) | Asked::Switch(_) | Asked::Unreadable { .. } => {
@@ -216,6 +219,8 @@ pub struct Gate {
     /// Set when the agent sent something acp-gate could not gate (an unreadable request, a
     /// protocol version it does not speak).
     ungated: AtomicBool,
+    /// `run`'s named session, escalations and grants.
+    orchestration: Option<Orchestration>,
 }
 
 impl Gate {
@@ -232,7 +237,20 @@ impl Gate {
             tally: Tally::default(),
             unrecorded: AtomicBool::new(false),
             ungated: AtomicBool::new(false),
+            orchestration: None,
         }
+    }
+
+    /// The gate of a `run` whose escalations are kept, and grants given, for an orchestrator.
+    pub fn orchestrated(self, orchestration: Orchestration) -> Gate {
+        Gate {
+            orchestration: Some(orchestration),
+            ..self
+        }
+    }
+
+    pub fn orchestration(&self) -> Option<&Orchestration> {
+        self.orchestration.as_ref()
     }
 
     pub fn audit_path(&self) -> &std::path::Path {
@@ -387,8 +405,13 @@ impl Gate {
         if by == ResolvedBy::Escalated {
             self.tally.escalated.fetch_add(1, Ordering::Relaxed);
             let input = judged.input();
-            self.output
-                .escalation(&Escalation::new(request, decision, &word, &input));
+            let mut escalation = Escalation::new(request, decision, &word, &input);
+            if let Some(orchestration) = &self.orchestration
+                && let Err(error) = orchestration.escalated(&mut escalation, request)
+            {
+                self.output.error(&format!("{error:#}"));
+            }
+            self.output.escalation(&escalation);
         }
         let is_call = judged.asked.is_call();
         match answer {

@@ -7,14 +7,16 @@
 //! chain, recorded, and answered; so is a switch of the session's mode ([`switch`]), asked for
 //! by the editor or reported by the agent. In `run`, an ask is settled by a session rule ([`rules`]),
 //! the person at the terminal ([`ask`]), or, with nobody to ask, rejected and escalated; acp-gate
-//! itself carries out the `fs` ([`fs`]) and `terminal` ([`terminal`]) calls it allowed. What
-//! either front end shows goes through [`output`].
+//! itself carries out the `fs` ([`fs`]) and `terminal` ([`terminal`]) calls it allowed, and keeps
+//! its named session, escalations and grants for an orchestrator ([`orchestrate`]). What either
+//! front end shows goes through [`output`].
 
 pub mod ask;
 pub mod calls;
 pub mod client;
 pub mod fs;
 pub mod gate;
+pub mod orchestrate;
 pub mod output;
 pub mod proxy;
 pub mod rules;

@@ -270,6 +270,7 @@ impl Output {
             ResolvedBy::Escalated => " (nobody to ask: rejected and escalated)".into(),
             ResolvedBy::Cancelled => " (the turn was cancelled)".into(),
             ResolvedBy::Editor => " (answered in the editor)".into(),
+            ResolvedBy::Granted => " (granted by the orchestrator)".into(),
         };
         lines.push(format!(
             "    {} → {}{}",
@@ -301,6 +302,12 @@ impl Output {
         ));
         if !record.input.is_null() {
             lines.push(format!("  input: {}", record.input));
+        }
+        if let Some(id) = &record.id {
+            lines.push(format!("  escalation {id}"));
+        }
+        if let Some(resume) = &record.resume {
+            lines.push(format!("  resume with it granted: {resume}"));
         }
         for handler in judged.handlers {
             let reason = handler.reason.as_deref().unwrap_or("");

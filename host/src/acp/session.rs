@@ -245,10 +245,20 @@ async fn drive(
 
     set_phase(Phase::NewSession);
     let workspace = spec.workspace.display().to_string();
-    let (method, params) = match &spec.resume {
+    let resume = match (&spec.resume, resume_method(version, &agent)) {
+        (Some(session), Ok(method)) => Some((method, session)),
+        (Some(session), Err(why)) => {
+            client.gate.output.notice(&format!(
+                "{why}: session {session} is not resumed, a new one is started"
+            ));
+            None
+        }
+        (None, _) => None,
+    };
+    let (method, params) = match resume {
         None => ("session/new", json!({ "cwd": workspace, "mcpServers": [] })),
-        Some(session) => (
-            resume_method(version, &agent).map_err(Stop::Refused)?,
+        Some((method, session)) => (
+            method,
             json!({ "sessionId": session, "cwd": workspace, "mcpServers": [] }),
         ),
     };
@@ -261,11 +271,8 @@ async fn drive(
         &mut interrupts,
     )
     .await?;
-    let session_id = match (
-        &spec.resume,
-        session.get("sessionId").and_then(Value::as_str),
-    ) {
-        (Some(resumed), _) => resumed.clone(),
+    let session_id = match (resume, session.get("sessionId").and_then(Value::as_str)) {
+        (Some((_, resumed)), _) => resumed.clone(),
         (None, Some(id)) => id.to_owned(),
         (None, None) => {
             return Err(Stop::Agent(
@@ -274,6 +281,11 @@ async fn drive(
         }
     };
     client.set_session_id(&session_id);
+    if let Some(orchestration) = client.gate.orchestration()
+        && let Err(error) = orchestration.opened(&session_id)
+    {
+        client.gate.output.error(&format!("{error:#}"));
+    }
     // An agent configured to start in a mode where it does not ask gets no prompt.
     if let Some(mode) = client.gate.opened(&session_id, method, &session)
         && !client.report(mode, "sent no prompt").await

@@ -73,6 +73,7 @@ pub async fn demo() -> Result<u8> {
             handlers: Some(handlers),
             org_handlers: None,
             workspace: workspace.clone(),
+            permission_policy: None,
         },
         audit: None,
         format: OutputFormat::Text,
@@ -81,6 +82,7 @@ pub async fn demo() -> Result<u8> {
         init_timeout: Duration::from_secs(30),
         protocol: 1,
         resume: None,
+        orchestration: None,
     };
     let (code, client) = start(setup, agent, Prompts::Once(PROMPT.to_owned())).await?;
     let count = |n: &std::sync::atomic::AtomicUsize| n.load(Ordering::Relaxed);

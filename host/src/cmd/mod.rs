@@ -6,6 +6,7 @@ pub mod demo;
 pub mod plugin;
 pub mod proxy;
 pub mod run;
+pub mod sessions;
 
 use crate::LoadOptions;
 use crate::args::PolicyArgs;
@@ -16,5 +17,6 @@ fn load_options(policy: &PolicyArgs) -> anyhow::Result<LoadOptions> {
         handlers: policy.handlers.clone(),
         org_handlers: policy.org_handlers.clone(),
         workspace: policy.workspace()?,
+        permission_policy: policy.permission_policy.clone(),
     })
 }

@@ -169,6 +169,7 @@ fn precompile(args: PrecompileArgs) -> Result<()> {
             true => Some(config::load(&LayerPaths {
                 org: Some(file.clone()),
                 lower: Vec::new(),
+                permission_policy: None,
             })?),
             false => None,
         };

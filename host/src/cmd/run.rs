@@ -12,12 +12,14 @@ use crate::LoadOptions;
 use crate::acp::ask::{LineInput, Prompter};
 use crate::acp::client::Client;
 use crate::acp::gate::Gate;
+use crate::acp::orchestrate::Orchestration;
 use crate::acp::output::Output;
 use crate::acp::session::{self, Prompts, SessionSpec};
 use crate::args::{OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
 use crate::exit;
 use crate::request::SessionContext;
+use crate::state::{self, Escalations, Sessions};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -41,21 +43,33 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub init_timeout: f64,
     /// The ACP protocol version to offer the agent: 1, or 2 (the published draft). An agent
-    /// that answers with another ends the run (exit code 4).
-    #[arg(long, value_name = "VERSION", default_value_t = 1,
-          value_parser = clap::value_parser!(u16).range(1..=2))]
-    pub protocol: u16,
-    /// Resume this earlier session of the agent instead of starting one (`session/resume`,
-    /// or `session/load` where the agent offers only that).
-    #[arg(long, value_name = "SESSION_ID")]
+    /// that answers with another ends the run (exit code 4). [default: the resumed session's,
+    /// else 1]
+    #[arg(long, value_name = "VERSION", value_parser = clap::value_parser!(u16).range(1..=2))]
+    pub protocol: Option<u16>,
+    /// Name this session, to resume it later by name (`acp-gate sessions` lists them).
+    #[arg(long, value_name = "NAME")]
+    pub session: Option<String>,
+    /// Resume a session, by its `--session` name or the agent's session id, instead of
+    /// starting one (`session/resume`, or `session/load` where the agent offers only that; an
+    /// agent that offers neither gets a new session, with a notice).
+    #[arg(long, value_name = "NAME|ID")]
     pub resume: Option<String>,
-    /// The agent's command and arguments.
-    #[arg(last = true, required = true, value_name = "AGENT")]
+    /// Let the request of this escalation (`acp-gate escalations`) through once in the resumed
+    /// session, where the chain asks about it; never over a deny or an org handler's ask.
+    #[arg(long, value_name = "ESCALATION_ID", requires = "resume")]
+    pub grant: Vec<String>,
+    /// Who granted, for the audit log.
+    #[arg(long, value_name = "TEXT", requires = "grant")]
+    pub granted_by: Option<String>,
+    /// The agent's command and arguments [default: the resumed session's].
+    #[arg(last = true, value_name = "AGENT")]
     pub agent: Vec<String>,
 }
 
 pub async fn run(args: RunArgs) -> Result<u8> {
     let options = super::load_options(&args.policy)?;
+    let (agent, orchestration) = orchestrate(&args, &options.workspace)?;
     let interactive = !args.non_interactive && std::io::stdin().is_terminal();
     let input = interactive.then(|| Arc::new(LineInput::stdin()));
     let prompts = match (args.prompt, &input) {
@@ -80,10 +94,11 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         input,
         init_timeout: Duration::try_from_secs_f64(args.init_timeout)
             .context("--init-timeout must be a positive number of seconds")?,
-        protocol: args.protocol,
-        resume: args.resume,
+        protocol: orchestration.protocol,
+        resume: orchestration.resumed.clone(),
+        orchestration: Some(orchestration),
     };
-    let (code, client) = start(setup, args.agent, prompts).await?;
+    let (code, client) = start(setup, agent, prompts).await?;
     let escalations = client.gate.escalations();
     if escalations > 0 && !client.gate.output.is_json() {
         client.gate.output.notice(&format!(
@@ -107,6 +122,51 @@ pub(super) struct Setup {
     /// The protocol version offered, and the session to resume (see [`SessionSpec`]).
     pub protocol: u16,
     pub resume: Option<String>,
+    /// The named session, its escalations and grants (`run`, not the demo).
+    pub orchestration: Option<Orchestration>,
+}
+
+/// The agent to run, and the orchestration of its session: the session resumed (by name or
+/// id) gives its agent and protocol unless they are given again; grants must be of it.
+fn orchestrate(
+    args: &RunArgs,
+    workspace: &std::path::Path,
+) -> Result<(Vec<String>, Orchestration)> {
+    let dir = state::dir();
+    let sessions = Sessions::open(&dir)?;
+    let escalations = Escalations::open(&dir)?;
+    let resumed = args
+        .resume
+        .as_deref()
+        .and_then(|key| sessions.find(key))
+        .cloned();
+    let agent = match (&resumed, args.agent.is_empty()) {
+        (_, false) => args.agent.clone(),
+        (Some(entry), true) => entry.agent.clone(),
+        (None, true) => anyhow::bail!("no agent: give its command after `--`"),
+    };
+    let protocol = args
+        .protocol
+        .or(resumed.as_ref().map(|e| e.protocol))
+        .unwrap_or(1);
+    let name = args
+        .session
+        .clone()
+        .or_else(|| resumed.as_ref().map(|e| e.name.clone()));
+    let mut orchestration = Orchestration::new(
+        name,
+        agent.clone(),
+        workspace.to_path_buf(),
+        protocol,
+        sessions,
+        escalations,
+    );
+    if let Some(key) = &args.resume {
+        let session_id = resumed.map_or_else(|| key.clone(), |e| e.session_id);
+        orchestration.grant(&args.grant, &session_id, args.granted_by.clone())?;
+        orchestration.resumed = Some(session_id);
+    }
+    Ok((agent, orchestration))
 }
 
 /// Loads the chain, opens the audit log and runs the session; returns the exit code and the
@@ -121,7 +181,11 @@ pub(super) async fn start(
     let audit = AuditLog::open(&setup.audit.unwrap_or_else(AuditLog::default_path))?;
     let ctx = SessionContext::for_workspace("", &setup.load.workspace);
     let prompter = setup.input.map(Prompter::new);
-    let client = Arc::new(Client::new(Gate::new(chain, audit, output), ctx, prompter));
+    let mut gate = Gate::new(chain, audit, output);
+    if let Some(orchestration) = setup.orchestration {
+        gate = gate.orchestrated(orchestration);
+    }
+    let client = Arc::new(Client::new(gate, ctx, prompter));
     let code = session::run_session(
         client.clone(),
         SessionSpec {

@@ -1,10 +1,12 @@
 //! The orchestrator's loop through `acp-gate run`: a run with nobody to ask escalates, the
 //! orchestrator reads the escalation and resumes the same session with it granted; grants are
-//! narrow (once, never over a deny); acpx's permission policy is one more layer.
+//! narrow (once, never over a deny); acpx's permission policy is one more layer; and the audit
+//! log, read back, suggests the rules that would have allowed what people approved.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::common::{Sandbox, sdk_agent_script, stderr};
+use crate::proxy::Editor;
 
 /// `acp-gate run --non-interactive --format json ARGS -p PROMPT [-- node sdk-agent.mjs]`: its
 /// exit code, its JSON lines, and its stderr.
@@ -256,5 +258,60 @@ fn acpx_policies_decide_as_acpx_decides_with_the_built_in_chain_beneath() {
         stderr(&output).contains("defaultAction must be one of approve, deny, escalate"),
         "{}",
         stderr(&output)
+    );
+}
+
+#[test]
+fn audit_suggest_turns_what_people_approved_into_rules_that_check_accepts() {
+    let sandbox = Sandbox::new();
+    let audit = sandbox.root.join("audit.jsonl");
+    // An editor whose user approves `terraform apply` each time the agent asks.
+    let mut editor = Editor::start(&sandbox, &audit, &["node", &sdk_agent_script()]);
+    let session = editor.open_session(&sandbox.workspace);
+    for _ in 0..2 {
+        let id = editor.request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "deploy"}]}),
+        );
+        let ask = std::iter::repeat_with(|| editor.next())
+            .find(|m| m["method"] == "session/request_permission")
+            .unwrap();
+        editor.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow-once"}}}));
+        editor.until_response(id);
+    }
+    drop(editor);
+
+    let summary = sandbox.run(&["audit", audit.to_str().unwrap(), "--format", "json"], "");
+    let summary: Value = serde_json::from_slice(&summary.stdout).unwrap();
+    assert_eq!(summary["decisions"]["approved"], 2, "{summary}");
+    assert_eq!(summary["most_asked"][0], json!(["terraform apply", 2]));
+
+    let suggested = sandbox.run(&["audit", "suggest", audit.to_str().unwrap()], "");
+    assert!(suggested.status.success(), "{}", stderr(&suggested));
+    let rules = sandbox.write(
+        "suggested.toml",
+        &String::from_utf8_lossy(&suggested.stdout),
+    );
+    let decide = |command: &str| {
+        let request = json!({"sessionId": "s", "toolCall": {"toolCallId": "t", "title": command, "kind": "execute", "rawInput": {"command": command}}, "options": []});
+        let output = sandbox.run(
+            &[
+                "check",
+                "--format",
+                "json",
+                "--handlers",
+                rules.to_str().unwrap(),
+                "-",
+            ],
+            &format!("{request}\n"),
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        serde_json::from_slice::<Value>(&output.stdout).unwrap()["decision"].clone()
+    };
+    assert_eq!(decide("terraform apply"), "allow");
+    assert_eq!(
+        decide("terraform apply -auto-approve"),
+        "ask",
+        "as narrow as what was approved"
     );
 }

@@ -246,7 +246,7 @@ impl Editor {
         }
     }
 
-    fn open_session(&mut self, cwd: &Path) -> String {
+    pub(crate) fn open_session(&mut self, cwd: &Path) -> String {
         let id = self.request(
             "initialize",
             json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true}}),

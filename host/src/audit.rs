@@ -53,7 +53,15 @@ impl AuditLog {
     }
 
     /// Appends one decision. `answer` is the option id sent, `cancelled`, or what else was done.
-    pub fn record(&self, request: &ToolRequest, decision: &Decision, answer: &str) -> Result<()> {
+    /// Appends one decision: `answer` as sent (and by whom), `allowed` whether it let the
+    /// request go ahead (`None`: neither, or nothing was answered).
+    pub fn record(
+        &self,
+        request: &ToolRequest,
+        decision: &Decision,
+        answer: &str,
+        allowed: Option<bool>,
+    ) -> Result<()> {
         let line = AuditLine {
             timestamp_ms: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -61,6 +69,7 @@ impl AuditLog {
             request_digest: sha256_hex(request.raw.to_string().as_bytes()),
             record: DecisionRecord::new(request, decision),
             answer,
+            allowed,
             trace: request.trace_context(),
         };
         let line = serde_json::to_string(&line)?;

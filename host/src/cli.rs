@@ -43,6 +43,9 @@ enum Command {
     /// List the asks nobody could answer (open ones), to grant them on a resume
     /// (`run --resume NAME --grant ID`).
     Escalations(cmd::sessions::EscalationsArgs),
+    /// Read an audit log back: a summary (the default), or `suggest` policy rules from what
+    /// people approved again and again.
+    Audit(cmd::audit::AuditArgs),
     /// Inspect, validate, hash, test and create plugin components.
     #[command(subcommand)]
     Plugin(cmd::plugin::PluginCommand),
@@ -63,7 +66,11 @@ pub fn main() -> ExitCode {
     };
     if matches!(
         cli.command,
-        Command::Check(_) | Command::Plugin(_) | Command::Sessions(_) | Command::Escalations(_)
+        Command::Check(_)
+            | Command::Plugin(_)
+            | Command::Sessions(_)
+            | Command::Escalations(_)
+            | Command::Audit(_)
     ) {
         // Their output is for people and pipes (`acp-gate check ... | head`): a reader that
         // goes away ends them quietly, as it does any filter. Not `run` and `proxy`, which
@@ -87,6 +94,7 @@ pub fn main() -> ExitCode {
             Command::Run(args) => cmd::run::run(args).await,
             Command::Proxy(args) => cmd::proxy::proxy(args).await,
             Command::Sessions(args) => cmd::sessions::sessions(args),
+            Command::Audit(args) => cmd::audit::audit(args),
             Command::Escalations(args) => cmd::sessions::escalations(args),
             Command::Demo => cmd::demo::demo().await,
             Command::DemoAgent { script } => cmd::demo::agent(&script).await,

@@ -34,6 +34,7 @@ mod exit;
 pub mod paths;
 mod record;
 pub mod request;
+mod review;
 pub mod runtime;
 mod scaffold;
 pub mod shorthand;

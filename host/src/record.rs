@@ -85,6 +85,9 @@ pub struct DecisionRecord<'a> {
     pub session_id: &'a str,
     pub tool_call_id: &'a str,
     pub source: RequestSource,
+    /// The agent's own tool name (Claude Code's `Bash`, the tool call's `name`), if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<&'a str>,
     #[serde(flatten)]
     pub judged: Judged<'a>,
 }
@@ -95,6 +98,7 @@ impl<'a> DecisionRecord<'a> {
             session_id: &request.session_id,
             tool_call_id: &request.tool_call_id,
             source: request.source,
+            tool_name: request.tool_name.as_deref(),
             judged: Judged::new(request, decision),
         }
     }
@@ -110,6 +114,9 @@ pub struct AuditLine<'a> {
     pub record: DecisionRecord<'a>,
     /// The option id sent, `cancelled`, or what else was done, with who answered.
     pub answer: &'a str,
+    /// Whether the answer let the request go ahead (absent: neither, e.g. cancelled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed: Option<bool>,
     /// The W3C trace context the agent sent with the request (`traceparent`, `tracestate`),
     /// to join the decision with the agent's traces.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -173,6 +173,28 @@ impl Answer {
         }
     }
 
+    /// Whether it lets the request go ahead: `None` when it says neither (cancelled, an
+    /// option of a kind acp-gate does not know, a reported switch).
+    fn allows(&self, request: &ToolRequest) -> Option<bool> {
+        let option_allows = |id: &str| {
+            request
+                .options
+                .iter()
+                .find(|o| o.id == id)
+                .map(|o| matches!(o.kind, OptionKind::AllowOnce | OptionKind::AllowAlways))
+        };
+        match self {
+            Answer::Allowed => Some(true),
+            Answer::Selected { option, .. } => option_allows(option),
+            Answer::Relayed(outcome) => match outcome.get("outcome").and_then(Value::as_str) {
+                Some("selected") => option_allows(outcome.get("optionId")?.as_str()?),
+                _ => None,
+            },
+            Answer::Denied { .. } | Answer::Refused(_) => Some(false),
+            Answer::Cancelled | Answer::Reported(_) => None,
+        }
+    }
+
     /// What the audit log records as the answer, before who gave it.
     fn word(&self) -> String {
         match self {
@@ -372,23 +394,13 @@ impl Gate {
             request, decision, ..
         } = judged;
         let recorded = by.annotate(&answer.word(), answer.message());
-        if let Err(error) = self.audit.record(request, decision, &recorded) {
+        let allowed = answer.allows(request);
+        if let Err(error) = self.audit.record(request, decision, &recorded, allowed) {
             self.output.error(&format!("{error:#}"));
             self.unrecorded.store(true, Ordering::Relaxed);
             return Reply::Error(unrecorded());
         }
         let word = answer.word();
-        let allowed = match &answer {
-            Answer::Allowed => Some(true),
-            Answer::Selected { option, .. } => request
-                .options
-                .iter()
-                .find(|o| &o.id == option)
-                .map(|o| matches!(o.kind, OptionKind::AllowOnce | OptionKind::AllowAlways)),
-            Answer::Relayed(_) | Answer::Reported(_) => None,
-            Answer::Denied { .. } | Answer::Refused(_) => Some(false),
-            Answer::Cancelled => None,
-        };
         if allowed == Some(true) {
             self.note_mode(judged, &answer);
         }

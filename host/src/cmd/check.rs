@@ -57,6 +57,7 @@ pub async fn check(args: CheckArgs) -> Result<u8> {
                             &request,
                             &decision,
                             option.as_deref().unwrap_or("none (check)"),
+                            None,
                         )?;
                     }
                     print_decision(args.format, &label, &request, &decision, option.as_deref());

@@ -1,6 +1,7 @@
 //! One entry point per command: each parses nothing (clap did, in `cli`) and calls into the
 //! library, returning its exit code.
 
+pub mod audit;
 pub mod check;
 pub mod demo;
 pub mod plugin;

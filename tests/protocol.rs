@@ -364,3 +364,32 @@ fn the_proxy_tracks_a_resumed_sessions_directory_and_relays_withdrawals_and_ques
         [("withdraw".to_owned(), "cancelled".to_owned())]
     );
 }
+
+#[test]
+fn run_answers_a_request_the_agent_withdraws_as_cancelled_and_records_it() {
+    let sandbox = Sandbox::new();
+    // A handler that takes its whole deadline: the agent withdraws the request meanwhile.
+    let handlers = sandbox.write(
+        "policy/handlers.toml",
+        &format!(
+            "[[handler]]\nname = \"slow\"\nplugin = \"{}\"\ntimeout_ms = 1500\non_error = \"ask\"\nconfig = {{ behaviour = \"loop\" }}\n",
+            crate::common::test_plugin("misbehaving").display()
+        ),
+    );
+    let output = run(
+        &sandbox,
+        &["--protocol", "2", "--handlers", handlers.to_str().unwrap()],
+        "withdraw",
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        steps(&stdout),
+        [("withdraw".to_owned(), "cancelled".to_owned())],
+        "{}",
+        stderr(&output)
+    );
+    let records = audit_records(&sandbox);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["answer"], "cancelled");
+}

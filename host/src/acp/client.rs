@@ -217,7 +217,15 @@ impl Client {
             }
             let cancellation = responder.cancellation();
             return cx.spawn(async move {
-                let result = client.gated(asked, cancellation).await;
+                // On a runtime thread of its own: the connection goes on reading the agent's
+                // messages (a `$/cancel_request` of this one) while the chain decides.
+                let deciding = {
+                    let client = client.clone();
+                    tokio::spawn(async move { client.gated(asked, cancellation).await })
+                };
+                let result = deciding.await.unwrap_or_else(|panicked| {
+                    Err(Error::internal_error().data(json!(panicked.to_string())))
+                });
                 lock(&client.in_flight).remove(&id);
                 let _ = match result {
                     Ok(value) => responder.respond(value),

@@ -293,6 +293,7 @@ impl Gate {
             let earlier = params
                 .pointer("/toolCall/toolCallId")
                 .or_else(|| params.pointer("/subject/toolCall/toolCallId"))
+                .or_else(|| params.pointer("/subject/toolCallId"))
                 .and_then(Value::as_str)
                 .and_then(|id| lock(&self.tracker).get(id));
             return Some(Asked::Permission { params, earlier });

@@ -365,17 +365,21 @@ fn the_proxy_tracks_a_resumed_sessions_directory_and_relays_withdrawals_and_ques
     );
 }
 
-#[test]
-fn run_answers_a_request_the_agent_withdraws_as_cancelled_and_records_it() {
-    let sandbox = Sandbox::new();
-    // A handler that takes its whole deadline: the agent withdraws the request meanwhile.
-    let handlers = sandbox.write(
+/// A handler that takes its whole deadline: the agent withdraws its request meanwhile.
+fn slow_policy(sandbox: &Sandbox) -> std::path::PathBuf {
+    sandbox.write(
         "policy/handlers.toml",
         &format!(
             "[[handler]]\nname = \"slow\"\nplugin = \"{}\"\ntimeout_ms = 1500\non_error = \"ask\"\nconfig = {{ behaviour = \"loop\" }}\n",
             crate::common::test_plugin("misbehaving").display()
         ),
-    );
+    )
+}
+
+#[test]
+fn run_answers_a_request_the_agent_withdraws_as_cancelled_and_records_it() {
+    let sandbox = Sandbox::new();
+    let handlers = slow_policy(&sandbox);
     let output = run(
         &sandbox,
         &["--protocol", "2", "--handlers", handlers.to_str().unwrap()],
@@ -392,4 +396,30 @@ fn run_answers_a_request_the_agent_withdraws_as_cancelled_and_records_it() {
     let records = audit_records(&sandbox);
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["answer"], "cancelled");
+}
+
+#[test]
+fn the_proxy_answers_a_request_withdrawn_while_the_chain_decides_as_cancelled() {
+    let sandbox = Sandbox::new();
+    let handlers = slow_policy(&sandbox);
+    let mut editor = v2_proxy(&sandbox, Some(handlers.to_str().unwrap()), &[]);
+    initialize_v2(&mut editor);
+    let id = editor.request("session/new", json!({"cwd": sandbox.workspace}));
+    let session = editor.until_response(id).pop().unwrap()["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let messages = prompt(&mut editor, &session, "withdraw");
+    assert_eq!(
+        steps_in(&messages),
+        [("withdraw".to_owned(), "cancelled".to_owned())]
+    );
+    assert!(
+        messages
+            .iter()
+            .all(|m| m["method"] != "session/request_permission"),
+        "the editor is never asked: {messages:?}"
+    );
+    drop(editor);
+    assert_eq!(audit_records(&sandbox)[0]["answer"], "cancelled");
 }

@@ -710,6 +710,10 @@ const KNOWN_SUBJECTS: &[&str] = &["tool_call", "command"];
 /// shell command; none, or a type acp-gate does not know: the request's `title` alone, which
 /// is at most asked about). The v2 `title` and `description` are kept beside it.
 fn permission_subject(params: &Value) -> Result<Map<String, Value>> {
+    if params.get("toolCall").is_some() && params.get("subject").is_some() {
+        // One request in two versions' shapes could show one thing and be judged as another.
+        bail!("the params have both a `toolCall` (protocol v1) and a `subject` (protocol v2)");
+    }
     if let Some(tool_call) = params.get("toolCall") {
         return match tool_call.as_object() {
             Some(tool_call) => Ok(tool_call.clone()),
@@ -1424,6 +1428,8 @@ mod tests {
             json!({"sessionId": "s", "title": "ls", "subject": {"type": "tool_call"}}),
             json!({"sessionId": "s", "title": "ls", "subject": "command"}),
             json!({"sessionId": "s", "toolCall": "ls"}),
+            json!({"sessionId": "s", "title": "ls", "toolCall": {"toolCallId": "t", "title": "ls"},
+                   "subject": {"type": "command", "command": "rm -rf ~", "cwd": "/ws"}}),
         ] {
             assert!(
                 ToolRequest::from_permission_request(&unreadable, None, &ctx()).is_err(),

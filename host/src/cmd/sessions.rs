@@ -31,6 +31,9 @@ pub struct EscalationsArgs {
 
 pub fn sessions(args: SessionsArgs) -> Result<u8> {
     let sessions = Sessions::open(&state::dir())?;
+    if sessions.list().is_empty() && args.format == OutputFormat::Text {
+        eprintln!("no named sessions (`acp-gate run --session NAME` names one)");
+    }
     for entry in sessions.list() {
         match args.format {
             OutputFormat::Json => println!("{}", json!(entry)),
@@ -55,10 +58,17 @@ pub fn escalations(args: EscalationsArgs) -> Result<u8> {
             .and_then(|s| s.find(key).map(|e| e.session_id.clone()))
             .unwrap_or_else(|| key.to_owned())
     });
-    let shown = escalations.entries.iter().filter(|(entry, granted)| {
-        (args.all || granted.is_none())
-            && session_id.as_ref().is_none_or(|id| &entry.session_id == id)
-    });
+    let shown: Vec<_> = escalations
+        .entries
+        .iter()
+        .filter(|(entry, granted)| {
+            (args.all || granted.is_none())
+                && session_id.as_ref().is_none_or(|id| &entry.session_id == id)
+        })
+        .collect();
+    if shown.is_empty() && args.format == OutputFormat::Text {
+        eprintln!("no {}escalations", if args.all { "" } else { "open " });
+    }
     for (entry, granted) in shown {
         match args.format {
             OutputFormat::Json => {

@@ -34,6 +34,9 @@ pub struct RuleSpec {
     pub decision: Decision,
     #[serde(default)]
     pub reason: Option<String>,
+    /// Among the rules that match, only those of the highest priority count (default 0).
+    #[serde(default)]
+    pub priority: i64,
     #[serde(default)]
     pub kinds: Option<Vec<String>>,
     #[serde(default)]
@@ -46,6 +49,8 @@ pub struct RuleSpec {
     pub paths: Option<Vec<String>>,
     #[serde(default)]
     pub title: Option<String>,
+    #[serde(default)]
+    pub domains: Option<Vec<String>>,
     #[serde(default, rename = "match")]
     pub matches: Vec<Example>,
     #[serde(default)]
@@ -73,6 +78,7 @@ pub struct ExampleRequest {
     pub paths: Vec<String>,
     pub tool: Option<String>,
     pub title: Option<String>,
+    pub url: Option<String>,
 }
 
 impl std::fmt::Display for Example {
@@ -102,6 +108,9 @@ impl std::fmt::Display for Example {
                 }
                 if let Some(v) = &r.title {
                     field("title", format!("{v:?}"));
+                }
+                if let Some(v) = &r.url {
+                    field("url", format!("{v:?}"));
                 }
                 write!(f, "{{ {} }}", parts.join(", "))
             }
@@ -180,6 +189,18 @@ fn compile_rule(spec: RuleSpec) -> Result<Rule, String> {
     if let Some(title) = spec.title {
         conditions.push(Condition::Title(compile_regex("title", &title)?));
     }
+    if let Some(domains) = spec.domains {
+        nonempty("domains", &domains)?;
+        for domain in &domains {
+            let host = domain.strip_prefix("*.").unwrap_or(domain);
+            if host.is_empty() || host.contains(['*', '/', ':', ' ']) {
+                return Err(format!(
+                    "`domains`: `{domain}` is not a host name (`example.com`, or `*.example.com` for its subdomains)"
+                ));
+            }
+        }
+        conditions.push(Condition::Domains(domains));
+    }
     if let Some(paths) = spec.paths {
         nonempty("paths", &paths)?;
         for pattern in &paths {
@@ -202,12 +223,14 @@ fn compile_rule(spec: RuleSpec) -> Result<Rule, String> {
     }
     if conditions.is_empty() {
         return Err(
-            "no conditions: give at least one of kinds, tools, title, paths, prefix, regex".into(),
+            "no conditions: give at least one of kinds, tools, title, paths, domains, prefix, regex"
+                .into(),
         );
     }
     Ok(Rule {
         name: spec.name,
         decision: spec.decision,
+        priority: spec.priority,
         reason,
         conditions,
         matches: spec.matches,

@@ -46,7 +46,8 @@ pub fn evaluate(request: &Request, config: &Config) -> Result<Verdict, String> {
     }
     let places = places(&request.home_dir, &request.workspace_roots, &request.cwd);
     check_examples(&rules, &places)?;
-    Ok(judge(&rules, &Facts::of_request(request)))
+    let urls = rules.iter().any(|r| r.judges_urls());
+    Ok(judge(&rules, &Facts::of_request(request, urls)))
 }
 
 /// The plugin as the SDK exports it.

@@ -9,7 +9,7 @@ use acp_gate_plugin::{Request, ToolKind, Verdict};
 
 use crate::commands::{self, Commands};
 use crate::config::{Example, ExampleRequest, tool_kind};
-use crate::rules::{Decision, Places, Rule};
+use crate::rules::{Decision, Places, RequestFacts, Rule};
 
 /// What the rules look at in a request.
 #[derive(Clone, Debug)]
@@ -19,12 +19,15 @@ pub struct Facts {
     pub title: String,
     /// Absolute, normalised paths.
     pub paths: Vec<String>,
+    /// The URLs the request fetches (only read when a rule has `domains`).
+    pub urls: Vec<String>,
     pub commands: Commands,
     pub places: Places,
 }
 
 impl Facts {
-    pub fn of_request(request: &Request) -> Facts {
+    /// The facts of `request`; its URLs only when `urls` (a rule has `domains`).
+    pub fn of_request(request: &Request, urls: bool) -> Facts {
         let home = request.home_dir.as_str();
         let commands = match &request.command {
             None => Commands::None,
@@ -35,6 +38,11 @@ impl Facts {
             tool: request.tool_name.clone(),
             title: request.title.clone(),
             paths: request.paths.iter().map(|p| p.absolute.clone()).collect(),
+            urls: if urls {
+                urls_of(&request.raw_json, &request.title)
+            } else {
+                Vec::new()
+            },
             commands,
             places: places(home, &request.workspace_roots, &request.cwd),
         }
@@ -80,10 +88,71 @@ impl Facts {
                 .or_else(|| r.command.clone())
                 .unwrap_or_default(),
             paths,
+            urls: r.url.iter().cloned().collect(),
             commands,
             places: places.clone(),
         })
     }
+
+    fn request_facts(&self) -> RequestFacts<'_> {
+        RequestFacts {
+            kind: self.kind,
+            tool: self.tool.as_deref(),
+            title: &self.title,
+            paths: &self.paths,
+            urls: &self.urls,
+            places: &self.places,
+        }
+    }
+}
+
+/// The URLs in a request: every `http(s)://` URL in the strings of its `rawInput` (a `url`
+/// without a scheme counts as `https://`) and in its title.
+fn urls_of(raw_json: &str, title: &str) -> Vec<String> {
+    fn walk(value: &serde_json::Value, inside: bool, texts: &mut Vec<String>) {
+        match value {
+            serde_json::Value::String(s) if inside => texts.push(s.clone()),
+            serde_json::Value::Array(items) => {
+                items.iter().for_each(|v| walk(v, inside, texts));
+            }
+            serde_json::Value::Object(map) => {
+                for (key, v) in map {
+                    if inside && key == "url" && v.as_str().is_some_and(|u| !u.contains("://")) {
+                        texts.push(format!("https://{}", v.as_str().unwrap_or_default()));
+                    } else {
+                        walk(v, inside || key == "rawInput", texts);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut texts = vec![title.to_owned()];
+    if let Ok(raw) = serde_json::from_str::<serde_json::Value>(raw_json) {
+        walk(&raw, false, &mut texts);
+    }
+    let mut urls = Vec::new();
+    for text in &texts {
+        for (at, _) in text.match_indices("://") {
+            let start = text[..at]
+                .rfind(|c: char| !c.is_ascii_alphanumeric() && c != '+' && c != '-' && c != '.')
+                .map_or(0, |i| i + 1);
+            let scheme = text[start..at].to_ascii_lowercase();
+            if scheme != "http" && scheme != "https" {
+                continue;
+            }
+            let end = text[at..]
+                .find(|c: char| {
+                    c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | ')' | ']' | '`')
+                })
+                .map_or(text.len(), |i| at + i);
+            let url = &text[start..end];
+            if !urls.iter().any(|u| u == url) {
+                urls.push(url.to_owned());
+            }
+        }
+    }
+    urls
 }
 
 /// The home and the first workspace root (or the working directory when there is none).
@@ -121,57 +190,64 @@ fn absolute(path: &str, places: &Places) -> String {
 }
 
 /// The verdict of `rules` on a request.
+///
+/// The request is judged in units: one per simple command of a parsed command, else one for
+/// the whole request. In each unit, of the rules that fire there, only those of the highest
+/// `priority` count. Any counted deny denies, then any counted ask asks; an allow needs every
+/// unit covered by a counted allow (a `bash -c SCRIPT` unit needs none: SCRIPT's commands do).
 pub fn judge(rules: &[Rule], facts: &Facts) -> Verdict {
-    let mut denies = Vec::new();
-    let mut asks = Vec::new();
-    // Allow rules whose request conditions hold, and which simple commands they cover.
-    let mut allows: Vec<&Rule> = Vec::new();
     let commands: &[commands::SimpleCommand] = match &facts.commands {
-        Commands::Parsed(c) => c,
+        Commands::Parsed(c) if !c.is_empty() => c,
         _ => &[],
     };
-    // `bash -c SCRIPT` itself needs no allow rule: the commands of SCRIPT do.
-    let mut covered: Vec<bool> = commands.iter().map(|c| c.needs_no_allow()).collect();
+    let units = commands.len().max(1);
+    // For each unit, the rules that fire there.
+    let mut firing: Vec<Vec<&Rule>> = vec![Vec::new(); units];
+    let request = facts.request_facts();
     for rule in rules {
-        let holds = rule.request_conditions_hold(
-            facts.kind,
-            facts.tool.as_deref(),
-            &facts.title,
-            &facts.paths,
-            &facts.places,
-        );
-        if !holds {
+        if !rule.request_conditions_hold(&request) {
             continue;
         }
-        let fires = match (&facts.commands, rule.judges_commands()) {
-            (_, false) => {
-                covered.iter_mut().for_each(|c| *c = true);
-                true
-            }
-            (Commands::None, true) => false,
-            (Commands::Parsed(_), true) if rule.generous() => {
-                commands.iter().any(|c| rule.matches_command(c))
-            }
+        match (&facts.commands, rule.judges_commands()) {
+            (_, false) => firing.iter_mut().for_each(|unit| unit.push(rule)),
+            (Commands::None, true) => {}
             (Commands::Parsed(_), true) => {
-                let mut any = false;
                 for (i, c) in commands.iter().enumerate() {
                     if rule.matches_command(c) {
-                        covered[i] = true;
-                        any = true;
+                        firing[i].push(rule);
                     }
                 }
-                any
             }
-            (Commands::Unparseable { raw, pieces, .. }, true) => rule.matches_raw(raw, pieces),
-        };
-        if !fires {
-            continue;
+            (Commands::Unparseable { raw, pieces, .. }, true) => {
+                if rule.matches_raw(raw, pieces) {
+                    firing[0].push(rule);
+                }
+            }
         }
-        match rule.decision {
-            Decision::Deny => denies.push(rule),
-            Decision::Ask => asks.push(rule),
-            Decision::Allow => allows.push(rule),
+    }
+    let mut denies: Vec<&Rule> = Vec::new();
+    let mut asks: Vec<&Rule> = Vec::new();
+    let mut first_allow: Option<&Rule> = None;
+    let mut covered = true;
+    for (i, unit) in firing.iter().enumerate() {
+        let top = unit.iter().map(|r| r.priority).max();
+        let counted = unit.iter().filter(|r| Some(r.priority) == top);
+        let mut allowed = commands.get(i).is_some_and(|c| c.needs_no_allow());
+        for rule in counted {
+            let list = match rule.decision {
+                Decision::Deny => &mut denies,
+                Decision::Ask => &mut asks,
+                Decision::Allow => {
+                    allowed = true;
+                    first_allow.get_or_insert(rule);
+                    continue;
+                }
+            };
+            if !list.iter().any(|r| std::ptr::eq(*r, *rule)) {
+                list.push(rule);
+            }
         }
+        covered &= allowed;
     }
     let reasons = |rules: &[&Rule]| {
         rules
@@ -186,7 +262,7 @@ pub fn judge(rules: &[Rule], facts: &Facts) -> Verdict {
     if !asks.is_empty() {
         return Verdict::Ask(reasons(&asks));
     }
-    let Some(first) = allows.first() else {
+    let Some(first) = first_allow else {
         return Verdict::Abstain;
     };
     match &facts.commands {
@@ -195,9 +271,8 @@ pub fn judge(rules: &[Rule], facts: &Facts) -> Verdict {
             first.name
         )),
         // Every simple command must be covered; `true && x` is not allowed by a rule for `true`.
-        Commands::Parsed(_) if covered.iter().all(|c| *c) => Verdict::Allow,
-        Commands::Parsed(_) => Verdict::Abstain,
-        Commands::None => Verdict::Allow,
+        _ if covered => Verdict::Allow,
+        _ => Verdict::Abstain,
     }
 }
 

@@ -16,6 +16,7 @@ use acp_gate_plugin::sensitive::{PathGlob as SdkGlob, PathSegments};
 use crate::commands::{SimpleCommand, Word, program_name};
 use crate::config::Example;
 use acp_gate_plugin::ToolKind;
+use acp_gate_plugin::tools::{find as find_tool, names_tool};
 
 /// What a rule decides when it matches.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
@@ -80,12 +81,16 @@ impl Pattern {
 pub enum Condition {
     /// The request's (host-derived) tool kind is one of these.
     Kinds(Vec<ToolKind>),
-    /// The agent's tool name is one of these (ASCII case-insensitive).
+    /// The agent's tool name is one of these, or another agent's name for the same tool
+    /// (`acp_gate_plugin::tools`), or matches one with `*` (ASCII case-insensitive).
     Tools(Vec<String>),
     /// The request's title matches.
     Title(Pattern),
     /// Globs over the request's absolute paths.
     Paths(Vec<String>),
+    /// The hosts of the URLs the request fetches: `example.com`, or `*.example.com` for its
+    /// subdomains (ASCII case-insensitive).
+    Domains(Vec<String>),
     /// A simple command starts with these tokens.
     Prefix(Vec<Token>),
     /// A simple command's text matches.
@@ -97,6 +102,7 @@ pub enum Condition {
 pub struct Rule {
     pub name: String,
     pub decision: Decision,
+    pub priority: i64,
     pub reason: String,
     pub conditions: Vec<Condition>,
     pub matches: Vec<Example>,
@@ -116,19 +122,46 @@ impl Rule {
             .any(|c| matches!(c, Condition::Prefix(_) | Condition::Regex(_)))
     }
 
+    /// Whether the rule looks at the URLs a request fetches.
+    pub fn judges_urls(&self) -> bool {
+        self.conditions
+            .iter()
+            .any(|c| matches!(c, Condition::Domains(_)))
+    }
+
     /// Whether the conditions that are not about the command hold.
-    pub fn request_conditions_hold(
-        &self,
-        kind: ToolKind,
-        tool: Option<&str>,
-        title: &str,
-        paths: &[String],
-        places: &Places,
-    ) -> bool {
+    pub fn request_conditions_hold(&self, facts: &RequestFacts<'_>) -> bool {
+        let RequestFacts {
+            kind,
+            tool,
+            title,
+            paths,
+            urls,
+            places,
+        } = *facts;
         self.conditions.iter().all(|c| match c {
             Condition::Kinds(kinds) => kinds.contains(&kind),
-            Condition::Tools(tools) => {
-                tool.is_some_and(|t| tools.iter().any(|w| w.eq_ignore_ascii_case(t)))
+            Condition::Tools(tools) => match tool {
+                Some(tool) => tools.iter().any(|w| names_tool(w, tool)),
+                // A request without a tool name is one of a known tool's when it has the
+                // tool's usual kind: deny and ask rules take it, allow rules do not.
+                None => {
+                    self.generous()
+                        && tools
+                            .iter()
+                            .any(|w| find_tool(w).is_some_and(|t| kind_name(kind) == t.kinds[0]))
+                }
+            },
+            Condition::Domains(domains) => {
+                let hit = |url: &String| {
+                    host_of(url)
+                        .is_some_and(|host| domains.iter().any(|d| domain_matches(d, &host)))
+                };
+                if self.generous() {
+                    urls.iter().any(hit)
+                } else {
+                    !urls.is_empty() && urls.iter().all(hit)
+                }
             }
             Condition::Title(regex) => regex.is_match(title),
             Condition::Paths(globs) => {
@@ -178,6 +211,57 @@ impl Rule {
                 _ => true,
             });
         raw_hit || pieces.iter().any(|p| self.matches_command(p))
+    }
+}
+
+/// What the conditions other than the command's look at.
+#[derive(Clone, Copy)]
+pub struct RequestFacts<'a> {
+    pub kind: ToolKind,
+    pub tool: Option<&'a str>,
+    pub title: &'a str,
+    pub paths: &'a [String],
+    pub urls: &'a [String],
+    pub places: &'a Places,
+}
+
+/// A kind's name in the tool map (`acp_gate_plugin::tools`).
+fn kind_name(kind: ToolKind) -> &'static str {
+    match kind {
+        ToolKind::Read => "read",
+        ToolKind::Edit => "edit",
+        ToolKind::Delete => "delete",
+        ToolKind::Move => "move",
+        ToolKind::Search => "search",
+        ToolKind::Execute => "execute",
+        ToolKind::Think => "think",
+        ToolKind::Fetch => "fetch",
+        ToolKind::SwitchMode => "switch_mode",
+        ToolKind::Other => "other",
+    }
+}
+
+/// The host of an absolute URL (`scheme://[user@]host[:port]/..`), lower-cased.
+pub fn host_of(url: &str) -> Option<String> {
+    let (_, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next()?,
+        None => host.split(':').next()?,
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    (!host.is_empty()).then_some(host)
+}
+
+/// `example.com` matches that host only; `*.example.com` its subdomains (not itself).
+fn domain_matches(pattern: &str, host: &str) -> bool {
+    let pattern = pattern.trim_end_matches('.').to_ascii_lowercase();
+    match pattern.strip_prefix("*.") {
+        Some(parent) => host
+            .strip_suffix(parent)
+            .is_some_and(|sub| sub.ends_with('.') && sub.len() > 1),
+        None => host == pattern,
     }
 }
 

@@ -328,3 +328,89 @@ fn a_bad_policy_is_an_error_for_every_request() {
     let err = evaluate(&request("ls"), &bad).unwrap_err();
     assert!(err.contains("rule `x`") && err.contains("maybe"), "{err}");
 }
+
+#[test]
+fn priority_keeps_only_the_highest_matching_rules_per_simple_command() {
+    let config = config(
+        r#"
+        {"name": "ask-shell", "decision": "ask", "reason": "shell", "kinds": ["execute"], "priority": 1},
+        {"name": "status", "decision": "allow", "prefix": ["git", "status"], "priority": 100},
+        {"name": "rm", "decision": "deny", "reason": "no rm", "prefix": ["rm"], "priority": 200}
+    "#,
+    );
+    expect(
+        &config,
+        &[
+            // The specific allow outranks the broad ask.
+            ("git status", "allow"),
+            ("git status --short", "allow"),
+            // Each simple command is judged on its own: the second one only meets the ask.
+            ("git status && make", "ask"),
+            ("git status; rm -rf build", "deny"),
+            ("make", "ask"),
+        ],
+    );
+    // Without priorities, every matching rule counts: the broad ask wins over the allow.
+    let flat = self::config(
+        r#"
+        {"name": "ask-shell", "decision": "ask", "reason": "shell", "kinds": ["execute"]},
+        {"name": "status", "decision": "allow", "prefix": ["git", "status"]}
+    "#,
+    );
+    expect(&flat, &[("git status", "ask")]);
+}
+
+#[test]
+fn tool_names_match_every_agents_name_for_the_tool() {
+    let config = config(
+        r#"
+        {"name": "no-search", "decision": "deny", "reason": "no web search", "tools": ["WebSearch"]},
+        {"name": "mcp", "decision": "ask", "reason": "github", "tools": ["mcp__github__*"]}
+    "#,
+    );
+    let named = |tool: &str, kind: ToolKind| {
+        let mut req = path_request(kind, &[]);
+        req.tool_name = (!tool.is_empty()).then(|| tool.to_owned());
+        decide(&config, &req)
+    };
+    assert_eq!(named("WebSearch", ToolKind::Fetch), "deny");
+    assert_eq!(named("google_web_search", ToolKind::Fetch), "deny");
+    assert_eq!(named("web_search", ToolKind::Fetch), "deny");
+    assert_eq!(named("WebFetch", ToolKind::Fetch), "abstain");
+    // No tool name: a deny rule takes a request of the tool's kind.
+    assert_eq!(named("", ToolKind::Fetch), "deny");
+    assert_eq!(named("mcp__github__create_issue", ToolKind::Other), "ask");
+    assert_eq!(
+        named("mcp__gitlab__create_issue", ToolKind::Other),
+        "abstain"
+    );
+}
+
+#[test]
+fn domains_match_the_hosts_a_request_fetches() {
+    let config = config(
+        r#"
+        {"name": "docs", "decision": "allow", "kinds": ["fetch"], "domains": ["docs.rs", "*.github.io"]},
+        {"name": "evil", "decision": "deny", "reason": "exfiltration", "domains": ["evil.example"]}
+    "#,
+    );
+    let fetch = |url: &str| {
+        let mut req = path_request(ToolKind::Fetch, &[]);
+        req.title = format!("Fetch {url}");
+        req.raw_json = serde_json::json!({"toolCall": {"rawInput": {"url": url}}}).to_string();
+        decide(&config, &req)
+    };
+    assert_eq!(fetch("https://docs.rs/serde"), "allow");
+    assert_eq!(fetch("https://DOCS.RS./serde"), "allow");
+    assert_eq!(fetch("https://user@docs.rs:443/x"), "allow");
+    assert_eq!(fetch("https://tokio.github.io/x"), "allow");
+    assert_eq!(fetch("https://github.io/x"), "abstain");
+    assert_eq!(fetch("https://docs.rs.evil.example/x"), "abstain");
+    assert_eq!(fetch("https://evil.example/?q=1"), "deny");
+    // A fetch naming two hosts is allowed only when both are.
+    let mut two = path_request(ToolKind::Fetch, &[]);
+    two.raw_json = serde_json::json!({"toolCall": {"rawInput": {
+        "prompt": "compare https://docs.rs/a with https://other.example/b"}}})
+    .to_string();
+    assert_eq!(decide(&config, &two), "abstain");
+}

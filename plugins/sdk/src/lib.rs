@@ -90,6 +90,7 @@ macro_rules! export_plugin {
 }
 
 pub mod sensitive;
+pub mod tools;
 
 /// Requests for a plugin's native unit tests: an `execute` request in [`testing::WORKSPACE`]
 /// with [`testing::HOME`], for a shell string, an argv, or paths.

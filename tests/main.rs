@@ -9,6 +9,7 @@ mod corpus;
 mod examples;
 mod orchestrator;
 mod plugin_cmd;
+mod policy_formats;
 mod protocol;
 mod proxy;
 mod run;

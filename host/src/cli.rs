@@ -46,6 +46,10 @@ enum Command {
     /// Read an audit log back: a summary (the default), or `suggest` policy rules from what
     /// people approved again and again.
     Audit(cmd::audit::AuditArgs),
+    /// Import Claude Code, Codex and Gemini CLI rule files as acp-gate policy, or export
+    /// acp-gate's rules to them.
+    #[command(subcommand)]
+    Policy(cmd::policy::PolicyCommand),
     /// Inspect, validate, hash, test and create plugin components.
     #[command(subcommand)]
     Plugin(cmd::plugin::PluginCommand),
@@ -71,6 +75,7 @@ pub fn main() -> ExitCode {
             | Command::Sessions(_)
             | Command::Escalations(_)
             | Command::Audit(_)
+            | Command::Policy(_)
     ) {
         // Their output is for people and pipes (`acp-gate check ... | head`): a reader that
         // goes away ends them quietly, as it does any filter. Not `run` and `proxy`, which
@@ -99,6 +104,7 @@ pub fn main() -> ExitCode {
             Command::Demo => cmd::demo::demo().await,
             Command::DemoAgent { script } => cmd::demo::agent(&script).await,
             Command::Plugin(command) => cmd::plugin::plugin(command).await,
+            Command::Policy(command) => cmd::policy::policy(command).await,
         }
     });
     // A read of stdin still blocked in tokio's pool (the proxy's editor side) must not hold

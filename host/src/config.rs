@@ -17,6 +17,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::builtin;
+use crate::policy;
 use crate::request::ToolKind;
 use crate::runtime::{Grant, Limits, default_grants};
 use crate::shorthand;
@@ -408,7 +409,7 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
             policy.default = value;
         }
         for (position, entry) in file.handler.iter().enumerate() {
-            let spec = handler_spec(&source, tier, position, entry)?;
+            let spec = handler_spec(&source, tier, position, entry, &mut policy.notices)?;
             if let Some(existing) = policy.handlers.iter().find(|h| h.name == spec.name) {
                 return source.error(
                     entry.get_ref().name.span(),
@@ -487,7 +488,7 @@ fn layer(path: &Path, text: &str, tier: Tier) -> Result<(FileSpec, Vec<HandlerSp
         .handler
         .iter()
         .enumerate()
-        .map(|(position, entry)| handler_spec(&source, tier, position, entry))
+        .map(|(position, entry)| handler_spec(&source, tier, position, entry, &mut Vec::new()))
         .collect::<Result<Vec<_>>>()?;
     Ok((file, handlers))
 }
@@ -536,12 +537,59 @@ fn acpx_policy(spec: &str) -> Result<(PathBuf, Vec<HandlerSpec>)> {
     Ok((origin, handlers))
 }
 
+/// An org-policy config with `import = { format, path }` (or a list of them): the rules of
+/// those files (paths relative to this file), then the config's own `rules`. What a file says
+/// that acp-gate cannot express becomes a notice.
+fn imported_rules(
+    source: &Source,
+    config: &toml::Table,
+    notices: &mut Vec<String>,
+) -> Result<toml::Table> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Import {
+        format: policy::Format,
+        path: String,
+    }
+    let mut config = config.clone();
+    let specs = match config.remove("import") {
+        Some(toml::Value::Array(list)) => list,
+        Some(one) => vec![one],
+        None => Vec::new(),
+    };
+    let mut rules = Vec::new();
+    for spec in specs {
+        let spec: Import = spec.try_into().context(
+            "expected `{ format = \"claude\" | \"codex\" | \"gemini\", path = \"FILE\" }`",
+        )?;
+        let path = source.resolve(&spec.path);
+        let imported = policy::import(spec.format, &path)?;
+        for (origin, why) in &imported.unsupported {
+            notices.push(format!("{origin}: not imported: {why}"));
+        }
+        for rule in &imported.rules {
+            rules.push(toml::Value::try_from(rule)?);
+        }
+    }
+    if let Some(own) = config.remove("rules") {
+        let own = match own {
+            toml::Value::Array(own) => own,
+            _ => bail!("`rules` must be a list of rule tables"),
+        };
+        rules.extend(own);
+    }
+    config.insert("rules".into(), toml::Value::Array(rules));
+    Ok(config)
+}
+
 fn handler_spec(
     source: &Source,
     tier: Tier,
     position: usize,
     entry: &Spanned<HandlerEntry>,
+    notices: &mut Vec<String>,
 ) -> Result<HandlerSpec> {
+    let entry_span = entry.span();
     let line = source.line(entry.span().start);
     let entry = entry.get_ref();
     let key = |field: &str| format!("handler[{position}].{field}");
@@ -675,7 +723,19 @@ fn handler_spec(
         }
     };
 
-    let config_json = serde_json::to_string(&entry.config)?;
+    let config = match entry.config.get("import") {
+        None => entry.config.clone(),
+        Some(_) if plugin != PluginRef::Builtin("org-policy") => {
+            return source.error(
+                entry_span,
+                &key("config.import"),
+                "only builtin:org-policy reads other agents' rule files",
+            );
+        }
+        Some(_) => imported_rules(source, &entry.config, notices)
+            .or_else(|why| source.error(entry_span, &key("config.import"), format!("{why:#}")))?,
+    };
+    let config_json = serde_json::to_string(&config)?;
     let mut tests = Vec::new();
     for (number, case) in entry.test.iter().enumerate() {
         let table = case.get_ref();

@@ -32,6 +32,7 @@ pub mod config;
 mod digest;
 mod exit;
 pub mod paths;
+pub mod policy;
 mod record;
 pub mod request;
 mod review;

@@ -7,6 +7,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::policy::{self, Decision, Rule, escape_regex};
 
 /// The parts of an audit line a review reads.
 #[derive(Debug, Clone, Deserialize)]
@@ -220,40 +223,39 @@ fn plain_command(text: &str) -> Option<String> {
 /// The suggestions as a `handlers.toml` with one org-policy handler, ready for `acp-gate
 /// check --handlers FILE` (each rule's examples are checked when it loads).
 pub fn handlers_toml(suggestions: &[Suggestion], source: &Path) -> String {
-    let mut text = format!(
+    let header = format!(
         "# Suggested by `acp-gate audit suggest` from {}: {} rule(s) allowing commands people\n\
          # approved again and again, each exactly as approved. Review, then test before installing:\n\
-         #   acp-gate check --handlers THIS_FILE REQUESTS...\n\n\
-         [[handler]]\nname = \"suggested\"\nplugin = \"builtin:org-policy\"\n",
+         #   acp-gate check --handlers THIS_FILE REQUESTS...\n",
         source.display(),
         suggestions.len()
     );
-    let quote = |s: &str| toml::Value::String(s.to_owned()).to_string();
-    for suggestion in suggestions {
-        let alternatives: Vec<String> = suggestion
-            .commands
-            .iter()
-            .map(|c| regex_escape(c))
-            .collect();
-        text.push_str(&format!(
-            "\n# approved {} time(s)\n[[handler.config.rules]]\nname = {}\ndecision = \"allow\"\nregex = {}\nmatch = [{}]\nnot_match = [{}]\n",
-            suggestion.approvals,
-            quote(&suggestion.name),
-            quote(&format!("^({})$", alternatives.join("|"))),
-            suggestion.commands.iter().map(|c| quote(c)).collect::<Vec<_>>().join(", "),
-            quote(&suggestion.limit),
-        ));
-    }
-    text
-}
-
-fn regex_escape(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            let special = "\\.+*?()|[]{}^$#&-~".contains(c);
-            special.then_some('\\').into_iter().chain([c])
+    let rules: Vec<Rule> = suggestions
+        .iter()
+        .map(|suggestion| {
+            let alternatives: Vec<String> = suggestion
+                .commands
+                .iter()
+                .map(|c| escape_regex(c))
+                .collect();
+            Rule {
+                name: suggestion.name.clone(),
+                decision: Decision::Allow,
+                regex: Some(format!("^({})$", alternatives.join("|"))),
+                matches: suggestion.commands.iter().map(|c| json!(c)).collect(),
+                not_match: vec![json!(suggestion.limit)],
+                ..Rule::default()
+            }
         })
-        .collect()
+        .collect();
+    let approvals = |rule: &Rule| {
+        let suggestion = suggestions.iter().find(|s| s.name == rule.name);
+        vec![format!(
+            "approved {} time(s)",
+            suggestion.map_or(0, |s| s.approvals)
+        )]
+    };
+    policy::handlers_toml(&header, "name = \"suggested\"\n", &rules, approvals)
 }
 
 #[cfg(test)]

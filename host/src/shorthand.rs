@@ -1,7 +1,7 @@
 //! The short request form of inline `[[handler.test]]` entries, `acp-gate plugin test` cases and
 //! the test corpus: `command = "..."`, `argv = [..]`, `path`/`paths` with `kind`, `title`,
-//! `content`, `url`, or `request = {...}` holding full params; the clock a plugin sees (`at`,
-//! `received_at_ms`); and what the case expects (`expect`).
+//! `content`, `url`, `tool` (the agent's tool name), or `request = {...}` holding full params;
+//! the clock a plugin sees (`at`, `received_at_ms`); and what the case expects (`expect`).
 
 use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
@@ -27,6 +27,7 @@ pub const KEYS: &[&str] = &[
     "at",
     "received_at_ms",
     "name",
+    "tool",
     "expect",
     "reason",
 ];
@@ -109,6 +110,9 @@ pub fn params(case: &Value) -> Result<Value> {
     });
     if let Some(kind) = kind {
         tool_call["kind"] = json!(kind);
+    }
+    if let Some(tool) = case.get("tool") {
+        tool_call["name"] = tool.clone();
     }
     Ok(json!({
         "sessionId": "test",

@@ -5,6 +5,7 @@ pub mod audit;
 pub mod check;
 pub mod demo;
 pub mod plugin;
+pub mod policy;
 pub mod proxy;
 pub mod run;
 pub mod sessions;

@@ -1,0 +1,311 @@
+//! Other agents' permission rules as acp-gate policy: import Claude Code, Codex and Gemini CLI
+//! rule files into `builtin:org-policy` rules, and export org-policy rules back to them.
+//!
+//! Every importer reads its format into [`Rule`]s, the org-policy rule schema plus where each
+//! rule came from ([`Origin`]), what it could not express ([`Import::unsupported`]) and the
+//! format's own examples with the decision its agent gives them ([`Import::checks`]). The
+//! [`tools`] map says which agent tool names are the same tool.
+
+pub mod claude;
+pub mod codex;
+pub mod gemini;
+#[path = "../../../plugins/sdk/src/tools.rs"]
+pub mod tools;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The rule formats acp-gate reads and writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// Claude Code's `permissions.allow / ask / deny` in settings.json (or managed settings).
+    Claude,
+    /// Codex's `prefix_rule(...)` rules files (`.rules`, Starlark) and `requirements.toml`.
+    Codex,
+    /// Gemini CLI's policy TOML (`[[rule]]` tables).
+    Gemini,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Claude => "claude",
+            Format::Codex => "codex",
+            Format::Gemini => "gemini",
+        }
+    }
+}
+
+/// What a rule decides, in org-policy's words.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Allow,
+    #[default]
+    Ask,
+    Deny,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        }
+    }
+}
+
+/// One token of an org-policy `prefix`: a word, or alternatives.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Token {
+    One(String),
+    Any(Vec<String>),
+}
+
+/// Where a rule came from: the file, its line (1-based) and the text there.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub file: PathBuf,
+    pub line: usize,
+    pub text: String,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.file.display(), self.line, self.text)
+    }
+}
+
+/// One `builtin:org-policy` rule (see `plugins/org-policy/src/config.rs`), with its origin.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub name: String,
+    pub decision: Decision,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kinds: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domains: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<Vec<Token>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regex: Option<String>,
+    /// Examples the rule must match (org-policy `match`): a command string or a short request
+    /// table (`{ kind, path, tool, title, url, ... }`).
+    #[serde(default, rename = "match", skip_serializing_if = "Vec::is_empty")]
+    pub matches: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_match: Vec<Value>,
+    /// Where the rule came from.
+    #[serde(skip)]
+    pub origin: Origin,
+    /// Where acp-gate decides differently from the source agent on purpose, and why.
+    #[serde(skip)]
+    pub stricter: Vec<String>,
+}
+
+/// A documented example of the source format: a request in org-policy's short example form
+/// and the decision the source agent gives it (`None`: no rule applies there).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    pub example: Value,
+    pub expected: Option<Decision>,
+    pub origin: Origin,
+}
+
+/// What a rule file said, as org-policy rules.
+#[derive(Clone, Debug, Default)]
+pub struct Import {
+    pub rules: Vec<Rule>,
+    /// What the file says that acp-gate cannot express, with why (never dropped silently).
+    pub unsupported: Vec<(Origin, String)>,
+    pub checks: Vec<Check>,
+}
+
+impl Import {
+    /// Appends another file's import.
+    pub fn extend(&mut self, other: Import) {
+        self.rules.extend(other.rules);
+        self.unsupported.extend(other.unsupported);
+        self.checks.extend(other.checks);
+    }
+}
+
+/// Reads one rule file of `format`. Errors name the file and line.
+pub fn import(format: Format, path: &Path) -> anyhow::Result<Import> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+    match format {
+        Format::Claude => claude::import(path, &text),
+        Format::Codex => codex::import(path, &text),
+        Format::Gemini => gemini::import(path, &text),
+    }
+}
+
+/// Rules written in another format, and what could not be.
+#[derive(Clone, Debug, Default)]
+pub struct Export {
+    pub text: String,
+    /// Rule name and why it cannot be expressed.
+    pub unexpressed: Vec<(String, String)>,
+}
+
+/// Writes org-policy `rules` in `format`.
+pub fn export(format: Format, rules: &[Rule]) -> Export {
+    match format {
+        Format::Claude => claude::export(rules),
+        Format::Codex => codex::export(rules),
+        Format::Gemini => gemini::export(rules),
+    }
+}
+
+/// The 1-based line of byte `offset` in `text`.
+pub fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// `text` as a regex that matches it literally (org-policy's regex syntax).
+pub fn escape_regex(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The words of `command` when it is plain words (no quotes, expansions or operators) that a
+/// prefix can name one by one; `None` otherwise.
+pub fn plain_words(command: &str) -> Option<Vec<String>> {
+    let words: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
+    let plain = |w: &String| {
+        w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
+    };
+    (!words.is_empty() && words.iter().all(plain)).then_some(words)
+}
+
+/// Rule names unique within one import: `base`, then `base-2`, `base-3`, ...
+#[derive(Default)]
+pub struct Names(std::collections::BTreeSet<String>);
+
+impl Names {
+    /// A unique name made of `parts` (lower-case, runs of other characters as `-`).
+    pub fn make(&mut self, parts: &[&str]) -> String {
+        let mut base = String::new();
+        for c in parts.join("-").chars() {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                base.push(c.to_ascii_lowercase());
+            } else if !base.ends_with('-') {
+                base.push('-');
+            }
+        }
+        let base: String = base.trim_matches('-').chars().take(60).collect();
+        let mut name = base.clone();
+        let mut n = 1;
+        while !self.0.insert(name.clone()) {
+            n += 1;
+            name = format!("{base}-{n}");
+        }
+        name
+    }
+}
+
+/// The order `handlers.toml` writes a rule's keys in.
+const KEYS: &[&str] = &[
+    "name",
+    "decision",
+    "reason",
+    "priority",
+    "kinds",
+    "tools",
+    "title",
+    "paths",
+    "domains",
+    "prefix",
+    "regex",
+    "match",
+    "not_match",
+];
+
+/// `rules` as a `handlers.toml` with one `builtin:org-policy` handler: `header` (comment lines,
+/// with their `#`), the `[[handler]]` table with `handler_keys` (`name = ..` lines), then each
+/// rule after its `comments`.
+pub fn handlers_toml(
+    header: &str,
+    handler_keys: &str,
+    rules: &[Rule],
+    comments: impl Fn(&Rule) -> Vec<String>,
+) -> String {
+    let mut text =
+        format!("{header}\n[[handler]]\n{handler_keys}plugin = \"builtin:org-policy\"\n");
+    for rule in rules {
+        text.push('\n');
+        for line in comments(rule) {
+            text.push_str(&format!("# {line}\n"));
+        }
+        text.push_str("[[handler.config.rules]]\n");
+        let Ok(Value::Object(fields)) = serde_json::to_value(rule) else {
+            continue;
+        };
+        for key in KEYS {
+            let Some(value) = fields.get(*key) else {
+                continue;
+            };
+            if let Ok(value) = toml::Value::try_from(value) {
+                text.push_str(&format!("{key} = {value}\n"));
+            }
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tools::TOOLS;
+
+    /// docs/policy-formats.md shows the tool-name map as a table: one row per tool, as in code.
+    #[test]
+    fn the_documented_tool_map_is_the_one_in_code() {
+        let docs = include_str!("../../../docs/policy-formats.md");
+        let names = |list: &[&str]| match list {
+            [] => "—".to_owned(),
+            list => list
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        for tool in TOOLS {
+            let row = format!(
+                "| `{}` | {} | {} | {} | {} |",
+                tool.id,
+                names(tool.kinds),
+                names(tool.claude),
+                names(tool.gemini),
+                names(tool.codex)
+            );
+            assert!(
+                docs.contains(&row),
+                "docs/policy-formats.md lacks the row\n{row}"
+            );
+        }
+    }
+}

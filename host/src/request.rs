@@ -495,13 +495,15 @@ impl ToolRequest {
     fn fill_from_tool_call(&mut self, call: &Map<String, Value>) {
         self.title = str_field(call, "title").unwrap_or_default().to_owned();
         self.declared_kind = str_field(call, "kind").map(ToolKind::parse);
-        // The tool call's `name` (stable in v1 since 2026), else Claude Code's own field.
+        // The tool call's `name` (stable in v1 since 2026), else Claude Code's own field, else
+        // Gemini CLI's tool name in its call id.
         self.tool_name = call
             .get("name")
             .filter(|name| name.as_str().is_some_and(|n| !n.is_empty()))
             .or_else(|| call.get("_meta")?.pointer("/claudeCode/toolName"))
             .and_then(Value::as_str)
-            .map(str::to_owned);
+            .map(str::to_owned)
+            .or_else(|| gemini_tool(str_field(call, "toolCallId")?));
         let input = call
             .get("rawInput")
             .and_then(Value::as_object)
@@ -696,6 +698,15 @@ impl ToolRequest {
         }
         diffs
     }
+}
+
+/// Gemini CLI names a call `TOOL-MILLISECONDS` (`run_shell_command-1732431234567`,
+/// `packages/cli/src/zed-integration`): its tool, when the map knows it as Gemini CLI's.
+fn gemini_tool(call_id: &str) -> Option<String> {
+    let (name, stamp) = call_id.rsplit_once('-')?;
+    let known = crate::policy::tools::find(name)?.gemini.contains(&name);
+    (known && !stamp.is_empty() && stamp.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| name.to_owned())
 }
 
 fn str_field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
@@ -1349,6 +1360,30 @@ mod tests {
         ] {
             assert_eq!(split(title), plain(title.trim()), "{title}");
         }
+    }
+
+    #[test]
+    fn gemini_call_ids_name_their_tool() {
+        let named = |id: &str| {
+            normalise(
+                json!({"toolCall": {"toolCallId": id, "kind": "edit", "title": "Writing to .env"}}),
+                None,
+            )
+            .tool_name
+        };
+        assert_eq!(
+            named("write_file-1732431234567").as_deref(),
+            Some("write_file")
+        );
+        assert_eq!(
+            named("run_shell_command-1").as_deref(),
+            Some("run_shell_command")
+        );
+        // Not Gemini CLI's shape, or not one of its tools: no name.
+        assert_eq!(named("toolu_01Edit"), None);
+        assert_eq!(named("write_file-x1"), None);
+        assert_eq!(named("Bash-12"), None);
+        assert_eq!(named("my_tool-12"), None);
     }
 
     #[test]

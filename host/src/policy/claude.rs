@@ -59,6 +59,7 @@ pub fn import(path: &Path, text: &str) -> Result<Import> {
                     "disableBypassPermissionsMode" => {
                         "acp-gate gates every request whatever the agent's mode; builtin:mode-guard asks before a switch to bypassPermissions"
                     }
+                    "allowManagedPermissionRulesOnly" => MANAGED_ONLY,
                     _ => "not a permission rule list",
                 };
                 import
@@ -113,13 +114,16 @@ pub fn import(path: &Path, text: &str) -> Result<Import> {
             }
         }
     }
-    for key in ["hooks", "sandbox"] {
+    for key in ["hooks", "sandbox", "allowManagedPermissionRulesOnly"] {
         if settings.get(key).is_some() {
             let why = match key {
                 "hooks" => {
                     "acp-gate does not run Claude Code hooks; a hook's logic belongs in a plugin (docs/plugin-authors.md)"
                 }
-                _ => "acp-gate does not sandbox the agent's commands; it decides before they run",
+                "sandbox" => {
+                    "acp-gate does not sandbox the agent's commands; it decides before they run"
+                }
+                _ => MANAGED_ONLY,
             };
             import
                 .unsupported
@@ -128,6 +132,9 @@ pub fn import(path: &Path, text: &str) -> Result<Import> {
     }
     Ok(import)
 }
+
+/// Why `allowManagedPermissionRulesOnly` has no rule of its own.
+const MANAGED_ONLY: &str = "acp-gate's org file does this with `[settings] lower_layers = \"ignore\"`: no project or user handlers.toml then applies";
 
 /// A rule as written: the tool and its spec.
 struct Parsed<'a> {

@@ -311,3 +311,241 @@ fn export_lists_what_a_format_cannot_express_and_round_trips_the_decisions() {
     let allow = settings["permissions"]["allow"].as_array().unwrap();
     assert!(allow.contains(&json!("Bash(cargo test *)")), "{settings}");
 }
+
+/// A Codex-shaped permission request (codex-acp): an argv in `rawInput.command`.
+fn codex_exec(argv: &[&str]) -> Value {
+    json!({
+        "sessionId": "x",
+        "toolCall": {
+            "toolCallId": "call_1", "title": argv.join(" "), "kind": "execute",
+            "rawInput": { "call_id": "call_1", "command": argv, "cwd": "." }
+        },
+        "options": [
+            { "optionId": "approved", "name": "Yes", "kind": "allow_once" },
+            { "optionId": "abort", "name": "No", "kind": "reject_once" }
+        ]
+    })
+}
+
+/// A Gemini CLI-shaped permission request: the tool in the call id, the command in the title.
+fn gemini_call(tool: &str, kind: &str, title: &str, locations: &[&str]) -> Value {
+    let locations: Vec<Value> = locations.iter().map(|p| json!({ "path": p })).collect();
+    json!({
+        "sessionId": "g",
+        "toolCall": {
+            "toolCallId": format!("{tool}-1732431234567-1"), "status": "pending",
+            "title": title, "kind": kind, "locations": locations, "content": []
+        },
+        "options": [
+            { "optionId": "proceed_once", "name": "Allow", "kind": "allow_once" },
+            { "optionId": "cancel", "name": "Reject", "kind": "reject_once" }
+        ]
+    })
+}
+
+/// Imports `file` with `--from format` into a handlers.toml beside it.
+fn imported(sandbox: &Sandbox, format: &str, file: &Path, name: &str) -> std::path::PathBuf {
+    let output = sandbox.run(
+        &["policy", "import", "--from", format, file.to_str().unwrap()],
+        "",
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    sandbox.write(name, &String::from_utf8_lossy(&output.stdout))
+}
+
+/// Exports `handlers` to `format`, writes it as `name` and imports it again.
+fn round_trip(sandbox: &Sandbox, format: &str, handlers: &Path, name: &str) -> std::path::PathBuf {
+    let exported = sandbox.run(
+        &[
+            "policy",
+            "export",
+            "--to",
+            format,
+            handlers.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(exported.status.success(), "{}", stderr(&exported));
+    let file = sandbox.write(name, &String::from_utf8_lossy(&exported.stdout));
+    imported(sandbox, format, &file, &format!("{name}.toml"))
+}
+
+const CODEX_RULES: &str = r#"
+# Prompt before running commands with the prefix `gh pr view` outside the sandbox.
+prefix_rule(
+    pattern = ["gh", "pr", "view"],
+    decision = "prompt",
+    justification = "Viewing PRs is allowed with approval",
+    match = ["gh pr view 7888", "gh pr view --repo openai/codex"],
+    not_match = ["gh pr --repo openai/codex view 7888"],
+)
+prefix_rule(pattern = ["git", ["status", "log", "diff"]], match = [["git", "status"]])
+prefix_rule(pattern = ["rm"], decision = "forbidden", justification = "Use `trash` instead.")
+"#;
+
+#[test]
+fn codex_rules_decide_codex_requests_with_the_bypasses_caught() {
+    let sandbox = Sandbox::new();
+    let rules = sandbox.write("workspace/.codex/rules/team.rules", CODEX_RULES);
+    let handlers = imported(&sandbox, "codex", &rules, "codex.toml");
+    let cases = [
+        (codex_exec(&["bash", "-lc", "gh pr view 7888"]), "ask"),
+        (codex_exec(&["git", "status"]), "allow"),
+        (
+            codex_exec(&["bash", "-lc", "git status && git log -n 3"]),
+            "allow",
+        ),
+        (codex_exec(&["rm", "-rf", "build"]), "deny"),
+        // Codex matches words exactly; acp-gate also sees these.
+        (codex_exec(&["/bin/rm", "-rf", "build"]), "deny"),
+        (
+            codex_exec(&["bash", "-lc", "git status; rm -rf build"]),
+            "deny",
+        ),
+        (codex_exec(&["sudo", "rm", "x"]), "deny"),
+    ];
+    let requests: Vec<Value> = cases.iter().map(|(r, _)| r.clone()).collect();
+    let wanted: Vec<&str> = cases.iter().map(|(_, d)| *d).collect();
+    assert_eq!(decisions(&sandbox, &handlers, &requests), wanted);
+
+    // Directly, with an admin's requirements.toml beside the rules.
+    sandbox.write(
+        "workspace/requirements.toml",
+        "allowed_sandbox_modes = [\"read-only\"]\n[rules]\nprefix_rules = [\n  { pattern = [{ token = \"git\" }, { any_of = [\"push\", \"commit\"] }], decision = \"prompt\", justification = \"Require review before mutating history.\" },\n]\n",
+    );
+    let direct = sandbox.write(
+        "workspace/handlers.toml",
+        "[[handler]]\nname = \"codex\"\nplugin = \"builtin:org-policy\"\n[handler.config]\nimport = [\n  { format = \"codex\", path = \".codex/rules/team.rules\" },\n  { format = \"codex\", path = \"requirements.toml\" },\n]\n",
+    );
+    let mut with_push = requests.clone();
+    with_push.push(codex_exec(&["git", "-C", ".", "push"]));
+    let mut wanted_push = wanted.clone();
+    wanted_push.push("ask");
+    let (lines, output) = sandbox.check(Some(&direct), &with_push);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let got: Vec<&str> = lines
+        .iter()
+        .map(|l| l["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, wanted_push);
+    assert!(
+        stderr(&output).contains("allowed_sandbox_modes: not imported"),
+        "{}",
+        stderr(&output)
+    );
+
+    // import -> export -> import keeps every decision.
+    let again = round_trip(&sandbox, "codex", &handlers, "again.rules");
+    assert_eq!(decisions(&sandbox, &again, &requests), wanted);
+}
+
+const GEMINI_POLICY: &str = r#"
+[[rule]]
+toolName = "run_shell_command"
+commandPrefix = "rm -rf"
+decision = "deny"
+priority = 100
+
+[[rule]]
+toolName = "run_shell_command"
+commandPrefix = ["git status", "git log"]
+decision = "allow"
+priority = 200
+
+[[rule]]
+toolName = "run_shell_command"
+decision = "ask_user"
+priority = 10
+
+[[rule]]
+toolName = ["write_file", "replace"]
+decision = "ask_user"
+priority = 10
+
+[[rule]]
+toolName = "google_web_search"
+decision = "deny"
+priority = 300
+denyMessage = "No web search in this team."
+
+[[rule]]
+mcpName = "untrusted-server"
+decision = "deny"
+priority = 500
+
+[[rule]]
+toolName = "replace"
+decision = "allow"
+priority = 15
+modes = ["autoEdit"]
+"#;
+
+#[test]
+fn gemini_policies_keep_their_priority_order_and_apply_to_other_agents() {
+    let sandbox = Sandbox::new();
+    let policy = sandbox.write("home/.gemini/policies/team.toml", GEMINI_POLICY);
+    let handlers = imported(&sandbox, "gemini", &policy, "gemini.toml");
+    let ws = sandbox.workspace.display().to_string();
+    let cases = [
+        // The high-priority allow stands over the low-priority ask for every command...
+        (
+            gemini_call("run_shell_command", "execute", "git status", &[]),
+            "allow",
+        ),
+        // ...per sub-command: `make` only meets the ask, `rm -rf` the deny.
+        (
+            gemini_call("run_shell_command", "execute", "git status && make", &[]),
+            "ask",
+        ),
+        (
+            gemini_call("run_shell_command", "execute", "git log; rm -rf build", &[]),
+            "deny",
+        ),
+        (
+            gemini_call(
+                "write_file",
+                "edit",
+                "Writing to src/a.rs",
+                &[&format!("{ws}/src/a.rs")],
+            ),
+            "ask",
+        ),
+        (
+            gemini_call(
+                "google_web_search",
+                "fetch",
+                "Searching the web for: serde",
+                &[],
+            ),
+            "deny",
+        ),
+        (
+            gemini_call(
+                "mcp_untrusted-server_drop",
+                "other",
+                "drop (untrusted-server MCP Server)",
+                &[],
+            ),
+            "deny",
+        ),
+        // The same rules govern Claude Code: its WebSearch is Gemini CLI's google_web_search.
+        (
+            claude_tool("WebSearch", "fetch", json!({ "query": "serde" })),
+            "deny",
+        ),
+        (claude_bash("git status", "git status"), "allow"),
+    ];
+    let requests: Vec<Value> = cases.iter().map(|(r, _)| r.clone()).collect();
+    let wanted: Vec<&str> = cases.iter().map(|(_, d)| *d).collect();
+    assert_eq!(decisions(&sandbox, &handlers, &requests), wanted);
+
+    // The autoEdit-only allow is named as not imported.
+    let text = std::fs::read_to_string(&handlers).unwrap();
+    assert!(
+        text.contains("Not imported") && text.contains("autoEdit"),
+        "{text}"
+    );
+
+    let again = round_trip(&sandbox, "gemini", &handlers, "again-policy.toml");
+    assert_eq!(decisions(&sandbox, &again, &requests), wanted);
+}

@@ -700,13 +700,23 @@ impl ToolRequest {
     }
 }
 
-/// Gemini CLI names a call `TOOL-MILLISECONDS` (`run_shell_command-1732431234567`,
-/// `packages/cli/src/zed-integration`): its tool, when the map knows it as Gemini CLI's.
+/// Gemini CLI names a call `TOOL-MILLISECONDS` (`packages/cli/src/zed-integration`), newer
+/// versions `TOOL-MILLISECONDS-COUNTER` (`packages/cli/src/acp/acpSession.ts`): its tool, when
+/// the map knows it as Gemini CLI's, or an MCP tool (`mcp_SERVER_TOOL`).
 fn gemini_tool(call_id: &str) -> Option<String> {
-    let (name, stamp) = call_id.rsplit_once('-')?;
-    let known = crate::policy::tools::find(name)?.gemini.contains(&name);
-    (known && !stamp.is_empty() && stamp.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| name.to_owned())
+    let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let (mut name, stamp) = call_id.rsplit_once('-')?;
+    if !numeric(stamp) {
+        return None;
+    }
+    if let Some((head, stamp)) = name.rsplit_once('-')
+        && numeric(stamp)
+    {
+        name = head;
+    }
+    let known = name.starts_with("mcp_")
+        || crate::policy::tools::find(name).is_some_and(|tool| tool.gemini.contains(&name));
+    known.then(|| name.to_owned())
 }
 
 fn str_field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a str> {

@@ -205,11 +205,16 @@ async fn check(args: &ImportArgs, imported: &Import, text: &str) -> Result<u8> {
             Some(w) if w == got => Comparison::Same,
             Some(w) if rank(got) > rank(w) => Comparison::Stricter,
             Some(_) => Comparison::Looser,
-            None if rank(got) >= rank(Verdict::Ask) => Comparison::Stricter,
+            None if rank(got) >= rank(Verdict::Ask) && !decision.by_default => Comparison::Stricter,
             None => Comparison::Unruled,
         };
         counts[comparison as usize] += 1;
-        let rule = imported.rules.iter().find(|r| r.origin == *origin);
+        // The rule's note explains a difference only where the imported rules had a say.
+        let rule = imported
+            .rules
+            .iter()
+            .find(|r| r.origin == *origin)
+            .filter(|_| by_file.is_some());
         let why = why_different(comparison, rule, &decision.reasons);
         let subject = match example {
             serde_json::Value::String(command) => command.clone(),

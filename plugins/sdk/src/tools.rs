@@ -4,8 +4,9 @@
 //! `builtin:org-policy` both read this file; docs/policy-formats.md shows it.
 //!
 //! Names come from the agents' sources: Claude Code's tools as its ACP adapter
-//! (`@zed-industries/claude-agent-acp`) reports them in `_meta.claudeCode.toolName`, Gemini CLI's
-//! `packages/core/src/tools/tool-names.ts`, Codex's tool specs (`codex-rs/core/src/tools`).
+//! (`@zed-industries/claude-agent-acp`) reports them in `_meta.claudeCode.toolName`, Gemini
+//! CLI's `packages/core/src/tools/definitions/base-declarations.ts` (and its legacy aliases),
+//! Codex's tool specs (`codex-rs/core/src/tools`).
 
 /// One tool, under every agent's name for it.
 #[derive(Debug, PartialEq, Eq)]
@@ -76,7 +77,7 @@ pub const TOOLS: &[Tool] = &[
         id: "grep",
         kinds: &["search"],
         claude: &["Grep"],
-        gemini: &["search_file_content", "grep_search"],
+        gemini: &["grep_search", "search_file_content"],
         codex: &["grep_files"],
     },
     Tool {
@@ -118,7 +119,7 @@ pub const TOOLS: &[Tool] = &[
         id: "subagent",
         kinds: &["think", "other"],
         claude: &["Task", "Agent"],
-        gemini: &["codebase_investigator"],
+        gemini: &["invoke_agent", "codebase_investigator"],
         codex: &[],
     },
     Tool {

@@ -23,7 +23,8 @@ use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 
 use super::{
-    Check, Decision, Export, Import, Names, Origin, Rule, Token, escape_regex, line_of, plain_words,
+    Check, Decision, Export, Import, Names, Origin, Rule, Token, escape_regex, line_of,
+    plain_words, prefix_commands, shell_words,
 };
 
 /// Reads one Claude Code settings file.
@@ -293,18 +294,20 @@ fn command_condition(rule: &mut Rule, spec: &str) {
             rule.matches.push(json!(format!("{command} --example")));
         }
         None => {
-            let stem = stem.unwrap_or(spec);
-            let body = if stem.len() < spec.len() {
-                format!("{}(\\s.*)?", escape_regex(stem))
+            let open = stem.is_some();
+            // org-policy sees a simple command as its program's name and its words, unquoted.
+            let text = command_text(stem.unwrap_or(spec));
+            let body = if open {
+                format!("{}(\\s.*)?", escape_regex(&text))
             } else {
-                stem.split('*')
+                text.split('*')
                     .map(escape_regex)
                     .collect::<Vec<_>>()
                     .join(".*")
             };
             rule.regex = Some(format!("^{body}$"));
-            if !spec.contains(['\'', '"', '$', '`', '\\']) {
-                rule.matches.push(json!(stem.replace('*', "x")));
+            if !text.contains(['$', '`', '\\', '|', ';', '&', '<', '>', '(']) {
+                rule.matches.push(json!(text.replace('*', "x")));
             }
         }
     }
@@ -317,6 +320,30 @@ fn command_condition(rule: &mut Rule, spec: &str) {
             "acp-gate also applies the rule to `/usr/bin/PROGRAM`, behind `sudo`, `env`, `timeout`, `xargs`, inside `bash -c '..'` and `$(..)`, and after git's global options: the bypasses Claude Code's docs admit".into(),
         );
     }
+}
+
+/// A command as org-policy's regexes see it: the program by its name (`/bin/rm` is `rm`) and the
+/// words with their quotes removed (`git commit -m "a b"` is `git commit -m a b`).
+fn command_text(spec: &str) -> String {
+    let words = if spec.contains(['\'', '"']) {
+        shell_words(spec)
+    } else {
+        spec.split_whitespace().map(str::to_owned).collect()
+    };
+    let mut words = words.into_iter();
+    let program = words.next().unwrap_or_default();
+    let program = match program.contains('*') {
+        true => program,
+        false => program
+            .rsplit('/')
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase(),
+    };
+    std::iter::once(program)
+        .chain(words)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The bypass forms Claude Code's docs admit for a deny or ask command rule, which acp-gate's
@@ -484,20 +511,9 @@ fn export_rule(rule: &Rule) -> Result<Vec<String>, String> {
         if rule.regex.is_some() || rule.paths.is_some() || rule.tools.is_some() {
             return Err("a command prefix with other conditions".into());
         }
-        let mut commands = vec![String::new()];
-        for token in prefix {
-            let words: Vec<&String> = match token {
-                Token::One(w) => vec![w],
-                Token::Any(ws) => ws.iter().collect(),
-            };
-            commands = commands
-                .iter()
-                .flat_map(|c| words.iter().map(move |w| format!("{c} {w}")))
-                .collect();
-        }
-        return Ok(commands
+        return Ok(prefix_commands(prefix)
             .into_iter()
-            .map(|c| format!("Bash({} *)", c.trim()))
+            .map(|c| format!("Bash({c} *)"))
             .collect());
     }
     if let Some(regex) = &rule.regex {
@@ -755,6 +771,18 @@ mod tests {
             rules
         };
         assert_eq!(conditions(&first), conditions(&second), "{}", exported.text);
+    }
+
+    #[test]
+    fn exact_commands_are_read_as_org_policy_sees_them() {
+        let import = import_text(
+            r#"{"permissions": {"deny": ["Bash(git commit -m \"wip work\")", "Bash(/bin/RM -rf /)"]}}"#,
+        );
+        assert_eq!(
+            import.rules[0].regex.as_deref(),
+            Some("^git commit \\-m wip work$")
+        );
+        assert_eq!(import.rules[1].regex.as_deref(), Some("^rm \\-rf /$"));
     }
 
     #[test]

@@ -17,7 +17,7 @@ use std::path::Path;
 use anyhow::{Result, anyhow, bail};
 use serde_json::{Value, json};
 
-use super::{Check, Decision, Export, Import, Names, Origin, Rule, Token, line_of};
+use super::{Check, Decision, Export, Import, Names, Origin, Rule, Token, line_of, shell_words};
 
 /// Reads one Codex rules file (`.rules`) or `requirements.toml`.
 pub fn import(path: &Path, text: &str) -> Result<Import> {
@@ -112,36 +112,6 @@ fn prefix_holds(prefix: &[Token], words: &[String]) -> bool {
             Token::One(w) => w == word,
             Token::Any(ws) => ws.contains(word),
         })
-}
-
-/// `shlex`-style words: whitespace separates, quotes group, a backslash escapes.
-fn shell_words(text: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word: Option<String> = None;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => words.extend(word.take()),
-            '\'' => {
-                let w = word.get_or_insert_with(String::new);
-                w.extend(chars.by_ref().take_while(|&c| c != '\''));
-            }
-            '"' => {
-                let w = word.get_or_insert_with(String::new);
-                while let Some(c) = chars.next() {
-                    match c {
-                        '"' => break,
-                        '\\' => w.extend(chars.next()),
-                        c => w.push(c),
-                    }
-                }
-            }
-            '\\' => word.get_or_insert_with(String::new).extend(chars.next()),
-            c => word.get_or_insert_with(String::new).push(c),
-        }
-    }
-    words.extend(word);
-    words
 }
 
 /// A `prefix_rule(..)` call as an org-policy rule.

@@ -27,7 +27,7 @@ use serde_json::json;
 
 use super::{
     Check, Decision, Export, Import, Names, Origin, Rule, Token, escape_regex, line_of,
-    plain_words, tools,
+    plain_words, prefix_commands, tools,
 };
 
 /// Every key Gemini CLI's loader accepts in a `[[rule]]`.
@@ -409,24 +409,11 @@ fn export_rule(rule: &Rule) -> Result<String, String> {
     let quote = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let mut keys: Vec<String> = Vec::new();
     if let Some(prefix) = &rule.prefix {
-        let mut commands = vec![String::new()];
-        for token in prefix {
-            let words: Vec<&String> = match token {
-                Token::One(w) => vec![w],
-                Token::Any(ws) => ws.iter().collect(),
-            };
-            commands = commands
-                .iter()
-                .flat_map(|c| {
-                    words
-                        .iter()
-                        .map(move |w| format!("{c} {w}").trim().to_owned())
-                })
-                .collect();
-        }
-        let list: Vec<String> = commands.iter().map(|c| quote(c)).collect();
         keys.push("toolName = \"run_shell_command\"".into());
-        keys.push(format!("commandPrefix = [{}]", list.join(", ")));
+        keys.push(format!(
+            "commandPrefix = {}",
+            toml_list(prefix_commands(prefix))
+        ));
     } else if let Some(regex) = &rule.regex {
         let body = regex.strip_prefix('^').ok_or_else(|| {
             format!("regex `{regex}` is not anchored at the start, as Gemini CLI's commandRegex is")
@@ -462,14 +449,7 @@ fn export_rule(rule: &Rule) -> Result<String, String> {
             }
         } else {
             gemini.dedup();
-            keys.push(format!(
-                "toolName = [{}]",
-                gemini
-                    .iter()
-                    .map(|g| quote(g))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+            keys.push(format!("toolName = {}", toml_list(gemini)));
         }
     } else if let Some(kinds) = &rule.kinds {
         let mut gemini: Vec<&str> = tools::TOOLS
@@ -483,14 +463,7 @@ fn export_rule(rule: &Rule) -> Result<String, String> {
         if gemini.is_empty() {
             return Err(format!("no Gemini CLI tool has the kinds {kinds:?}"));
         }
-        keys.push(format!(
-            "toolName = [{}]",
-            gemini
-                .iter()
-                .map(|g| quote(g))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        keys.push(format!("toolName = {}", toml_list(gemini)));
     } else {
         return Err("no condition Gemini CLI can state".into());
     }
@@ -508,6 +481,15 @@ fn export_rule(rule: &Rule) -> Result<String, String> {
     Ok(table)
 }
 
+/// `["a", "b"]`, as TOML writes it.
+fn toml_list<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
+    let items: Vec<toml::Value> = items
+        .into_iter()
+        .map(|s| toml::Value::String(s.as_ref().to_owned()))
+        .collect();
+    toml::Value::Array(items).to_string()
+}
+
 /// Records the MCP server and tool of `rest` (`SERVER<sep>TOOL`).
 fn continue_if_pair(found: &mut Option<(String, String)>, rest: &str, sep: &str) {
     if found.is_none() {
@@ -521,47 +503,7 @@ mod tests {
     use super::*;
 
     /// The examples of Gemini CLI's policy-engine docs and its default policies.
-    const DOCS: &str = r#"
-[[rule]]
-toolName = "run_shell_command"
-commandPrefix = "rm -rf"
-decision = "deny"
-priority = 100
-
-[[rule]]
-toolName = "run_shell_command"
-commandPrefix = ["git status", "git log"]
-decision = "allow"
-priority = 200
-
-[[rule]]
-toolName = "run_shell_command"
-decision = "ask_user"
-priority = 10
-
-[[rule]]
-toolName = "run_shell_command"
-commandRegex = "git (commit|push)"
-decision = "ask_user"
-priority = 150
-
-[[rule]]
-toolName = ["write_file", "replace"]
-decision = "ask_user"
-priority = 10
-
-[[rule]]
-mcpName = "untrusted-server"
-decision = "deny"
-priority = 500
-denyMessage = "This server is not trusted by the admin."
-
-[[rule]]
-toolName = "replace"
-decision = "allow"
-priority = 15
-modes = ["autoEdit"]
-"#;
+    const DOCS: &str = include_str!("../../../tests/fixtures/policies/gemini-policy.toml");
 
     fn docs() -> Import {
         import(Path::new("/home/u/.gemini/policies/team.toml"), DOCS).unwrap()
@@ -578,7 +520,7 @@ modes = ["autoEdit"]
             Some(vec![Token::One("rm".into()), Token::One("-rf".into())])
         );
         assert_eq!(rm.priority, Some(4100));
-        assert_eq!(rm.origin.line, 2);
+        assert_eq!(rm.origin.line, 3);
         assert_eq!(named("gemini-git-status").priority, Some(4200));
         assert!(named("gemini-git-log").prefix.is_some());
         let all = named("gemini-run_shell_command");

@@ -202,6 +202,57 @@ pub fn plain_words(command: &str) -> Option<Vec<String>> {
     (!words.is_empty() && words.iter().all(plain)).then_some(words)
 }
 
+/// `shlex`-style words: whitespace separates, quotes group, a backslash escapes.
+pub fn shell_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => words.extend(word.take()),
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                w.extend(chars.by_ref().take_while(|&c| c != '\''));
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => w.extend(chars.next()),
+                        c => w.push(c),
+                    }
+                }
+            }
+            '\\' => word.get_or_insert_with(String::new).extend(chars.next()),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    words
+}
+
+/// Every command a `prefix` names, one per combination of its alternatives:
+/// `["git", ["push", "fetch"]]` is `git push` and `git fetch`.
+pub fn prefix_commands(prefix: &[Token]) -> Vec<String> {
+    let mut commands = vec![String::new()];
+    for token in prefix {
+        let words: &[String] = match token {
+            Token::One(w) => std::slice::from_ref(w),
+            Token::Any(ws) => ws,
+        };
+        commands = commands
+            .iter()
+            .flat_map(|c| {
+                words
+                    .iter()
+                    .map(move |w| format!("{c} {w}").trim_start().to_owned())
+            })
+            .collect();
+    }
+    commands
+}
+
 /// Rule names unique within one import: `base`, then `base-2`, `base-3`, ...
 #[derive(Default)]
 pub struct Names(std::collections::BTreeSet<String>);

@@ -100,7 +100,7 @@ fn tokens(request: &Request, approving: bool) -> Vec<String> {
         .next()
         .unwrap_or("")
         .trim();
-    let declared = request.declared_kind.map(kind_name);
+    let declared = request.declared_kind.map(ToolKind::acp_name);
     let inferred = match declared {
         Some(kind) => Some(kind),
         None if head.is_empty() => None,
@@ -115,8 +115,8 @@ fn tokens(request: &Request, approving: bool) -> Vec<String> {
     });
     let mut tokens = Vec::new();
     let kinds = match approving {
-        true => vec![kind_name(request.kind)],
-        false => [inferred, declared, Some(kind_name(request.kind))]
+        true => vec![request.kind.acp_name()],
+        false => [inferred, declared, Some(request.kind.acp_name())]
             .into_iter()
             .flatten()
             .collect(),
@@ -150,21 +150,6 @@ fn kind_of_title(head: &str) -> &'static str {
         .iter()
         .find(|(_, names)| names.contains(&head.as_str()))
         .map_or("other", |(kind, _)| kind)
-}
-
-fn kind_name(kind: ToolKind) -> &'static str {
-    match kind {
-        ToolKind::Read => "read",
-        ToolKind::Edit => "edit",
-        ToolKind::Delete => "delete",
-        ToolKind::Move => "move",
-        ToolKind::Search => "search",
-        ToolKind::Execute => "execute",
-        ToolKind::Think => "think",
-        ToolKind::Fetch => "fetch",
-        ToolKind::SwitchMode => "switch_mode",
-        ToolKind::Other => "other",
-    }
 }
 
 #[cfg(test)]

@@ -149,7 +149,7 @@ impl Rule {
                     self.generous()
                         && tools
                             .iter()
-                            .any(|w| find_tool(w).is_some_and(|t| kind_name(kind) == t.kinds[0]))
+                            .any(|w| find_tool(w).is_some_and(|t| kind.acp_name() == t.kinds[0]))
                 }
             },
             Condition::Domains(domains) => {
@@ -223,22 +223,6 @@ pub struct RequestFacts<'a> {
     pub paths: &'a [String],
     pub urls: &'a [String],
     pub places: &'a Places,
-}
-
-/// A kind's name in the tool map (`acp_gate_plugin::tools`).
-fn kind_name(kind: ToolKind) -> &'static str {
-    match kind {
-        ToolKind::Read => "read",
-        ToolKind::Edit => "edit",
-        ToolKind::Delete => "delete",
-        ToolKind::Move => "move",
-        ToolKind::Search => "search",
-        ToolKind::Execute => "execute",
-        ToolKind::Think => "think",
-        ToolKind::Fetch => "fetch",
-        ToolKind::SwitchMode => "switch_mode",
-        ToolKind::Other => "other",
-    }
 }
 
 /// The host of an absolute URL (`scheme://[user@]host[:port]/..`), lower-cased.

@@ -48,6 +48,25 @@ pub use bindings::acp_gate::plugin::types::{
     ToolKind, Verdict,
 };
 
+impl ToolKind {
+    /// The kind's name as ACP and `handlers.toml` write it (`switch_mode`, not WIT's
+    /// `switch-mode`).
+    pub fn acp_name(self) -> &'static str {
+        match self {
+            ToolKind::Read => "read",
+            ToolKind::Edit => "edit",
+            ToolKind::Delete => "delete",
+            ToolKind::Move => "move",
+            ToolKind::Search => "search",
+            ToolKind::Execute => "execute",
+            ToolKind::Think => "think",
+            ToolKind::Fetch => "fetch",
+            ToolKind::SwitchMode => "switch_mode",
+            ToolKind::Other => "other",
+        }
+    }
+}
+
 /// A permission plugin: one pure function from a request and its config to a verdict.
 pub trait Plugin {
     /// The plugin's `[handler.config]` table. `{}` is passed when the table is absent, so

@@ -568,7 +568,12 @@ fn imported_rules(
             notices.push(format!("{origin}: not imported: {why}"));
         }
         for rule in &imported.rules {
-            rules.push(toml::Value::try_from(rule)?);
+            let mut rule = rule.clone();
+            if imported.derived_examples {
+                rule.matches.clear();
+                rule.not_match.clear();
+            }
+            rules.push(toml::Value::try_from(&rule)?);
         }
     }
     if let Some(own) = config.remove("rules") {

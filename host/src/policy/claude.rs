@@ -31,7 +31,10 @@ use super::{
 pub fn import(path: &Path, text: &str) -> Result<Import> {
     let settings: Value = serde_json::from_str(text)
         .map_err(|e| anyhow!("{}:{}: not valid JSON: {e}", path.display(), e.line()))?;
-    let mut import = Import::default();
+    let mut import = Import {
+        derived_examples: true,
+        ..Import::default()
+    };
     let Some(permissions) = settings.get("permissions") else {
         return Ok(import);
     };

@@ -17,7 +17,9 @@ use std::path::Path;
 use anyhow::{Result, anyhow, bail};
 use serde_json::{Value, json};
 
-use super::{Check, Decision, Export, Import, Names, Origin, Rule, Token, line_of, shell_words};
+use super::{
+    Check, Decision, Export, Import, Names, Origin, Rule, Token, line_of, parse_toml, shell_words,
+};
 
 /// Reads one Codex rules file (`.rules`) or `requirements.toml`.
 pub fn import(path: &Path, text: &str) -> Result<Import> {
@@ -233,8 +235,7 @@ fn examples(key: &str, value: &Arg) -> Result<Vec<Value>, String> {
 
 /// `requirements.toml`: its `[rules] prefix_rules`; its other keys are listed as not imported.
 fn requirements(path: &Path, text: &str) -> Result<Import> {
-    let table: toml::Table =
-        toml::from_str(text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let table = parse_toml(path, text)?;
     let mut import = Import::default();
     let mut names = Names::default();
     let line = |key: &str| text.find(key).map_or(1, |at| line_of(text, at));

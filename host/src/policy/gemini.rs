@@ -26,7 +26,7 @@ use anyhow::{Result, anyhow};
 use serde_json::json;
 
 use super::{
-    Check, Decision, Export, Import, Names, Origin, Rule, Token, escape_regex, line_of,
+    Check, Decision, Export, Import, Names, Origin, Rule, Token, escape_regex, line_of, parse_toml,
     plain_words, prefix_commands, tools,
 };
 
@@ -67,12 +67,12 @@ fn tier(path: &Path) -> i64 {
 
 /// Reads one Gemini CLI policy file.
 pub fn import(path: &Path, text: &str) -> Result<Import> {
-    let file: toml::Table = toml::from_str(text).map_err(|e| {
-        let line = e.span().map_or(1, |s| line_of(text, s.start));
-        anyhow!("{}:{line}: {}", path.display(), e.message())
-    })?;
+    let file = parse_toml(path, text)?;
     let tier = tier(path);
-    let mut import = Import::default();
+    let mut import = Import {
+        derived_examples: true,
+        ..Import::default()
+    };
     let mut names = Names::default();
     let headers: Vec<usize> = text
         .match_indices("[[rule]]")

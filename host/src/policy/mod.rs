@@ -135,11 +135,16 @@ pub struct Import {
     /// What the file says that acp-gate cannot express, with why (never dropped silently).
     pub unsupported: Vec<(Origin, String)>,
     pub checks: Vec<Check>,
+    /// The rules' examples were made up by the importer (Claude Code and Gemini CLI files have
+    /// none), not written by the file's authors: `policy import` writes them for review, a
+    /// handler reading the file directly does not check them on every request.
+    pub derived_examples: bool,
 }
 
 impl Import {
     /// Appends another file's import.
     pub fn extend(&mut self, other: Import) {
+        self.derived_examples |= other.derived_examples;
         self.rules.extend(other.rules);
         self.unsupported.extend(other.unsupported);
         self.checks.extend(other.checks);
@@ -172,6 +177,15 @@ pub fn export(format: Format, rules: &[Rule]) -> Export {
         Format::Codex => codex::export(rules),
         Format::Gemini => gemini::export(rules),
     }
+}
+
+/// `text` as a TOML table; a mistake is `FILE:LINE: message`, without quoting the file (an
+/// import may name a file that is not a rule file at all).
+pub fn parse_toml(path: &Path, text: &str) -> anyhow::Result<toml::Table> {
+    toml::from_str(text).map_err(|e| {
+        let line = e.span().map_or(1, |s| line_of(text, s.start));
+        anyhow::anyhow!("{}:{line}: {}", path.display(), e.message())
+    })
 }
 
 /// The 1-based line of byte `offset` in `text`.
@@ -331,6 +345,25 @@ pub fn handlers_toml(
 #[cfg(test)]
 mod tests {
     use super::tools::TOOLS;
+
+    /// An import may be pointed at a file that is not a rule file (a key, a dotfile): its
+    /// error names the line, never quotes it.
+    #[test]
+    fn a_file_that_is_not_toml_is_not_quoted_in_the_error() {
+        let text = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n";
+        let err = super::parse_toml(std::path::Path::new("id_ed25519"), text)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("id_ed25519:1: "), "{err}");
+        assert!(!err.contains("OPENSSH") && !err.contains("b3Bl"), "{err}");
+        let json = super::claude::import(std::path::Path::new("id_ed25519"), text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            !json.contains("OPENSSH") && !json.contains("b3Bl"),
+            "{json}"
+        );
+    }
 
     /// docs/policy-formats.md shows the tool-name map as a table: one row per tool, as in code.
     #[test]

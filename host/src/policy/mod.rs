@@ -151,10 +151,11 @@ impl Import {
     }
 }
 
-/// Reads one rule file of `format`. Errors name the file and line.
+/// Reads one rule file of `format` (up to 4 MiB, as every configuration file). Errors name
+/// the file and line, and never quote it.
 pub fn import(format: Format, path: &Path) -> anyhow::Result<Import> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+    // Up to the size any configuration file may have.
+    let text = crate::config::read_file(path)?;
     match format {
         Format::Claude => claude::import(path, &text),
         Format::Codex => codex::import(path, &text),

@@ -563,7 +563,7 @@ fn imported_rules(
             "expected `{ format = \"claude\" | \"codex\" | \"gemini\", path = \"FILE\" }`",
         )?;
         let path = source.resolve(&spec.path);
-        let imported = policy::import(spec.format, &path)?;
+        let imported = policy::import(spec.format, &path, &read_file(&path)?)?;
         for (origin, why) in &imported.unsupported {
             notices.push(format!("{origin}: not imported: {why}"));
         }

@@ -70,7 +70,8 @@ pub async fn policy(command: PolicyCommand) -> Result<u8> {
 async fn import(args: ImportArgs) -> Result<u8> {
     let mut imported = Import::default();
     for file in &args.files {
-        imported.extend(policy::import(args.from, file)?);
+        let text = crate::config::read_file(file)?;
+        imported.extend(policy::import(args.from, file, &text)?);
     }
     for (origin, why) in &imported.unsupported {
         eprintln!("acp-gate: {origin}: not imported: {why}");

@@ -151,15 +151,13 @@ impl Import {
     }
 }
 
-/// Reads one rule file of `format` (up to 4 MiB, as every configuration file). Errors name
-/// the file and line, and never quote it.
-pub fn import(format: Format, path: &Path) -> anyhow::Result<Import> {
-    // Up to the size any configuration file may have.
-    let text = crate::config::read_file(path)?;
+/// Reads the text of one rule file of `format` (its caller read it with the configuration
+/// size cap, `config::read_file`). Errors name the file and line, and never quote it.
+pub fn import(format: Format, path: &Path, text: &str) -> anyhow::Result<Import> {
     match format {
-        Format::Claude => claude::import(path, &text),
-        Format::Codex => codex::import(path, &text),
-        Format::Gemini => gemini::import(path, &text),
+        Format::Claude => claude::import(path, text),
+        Format::Codex => codex::import(path, text),
+        Format::Gemini => gemini::import(path, text),
     }
 }
 

@@ -12,6 +12,9 @@ rustup target add wasm32-wasip2 >/dev/null
 # The toolchains of the example plugins in C, JavaScript and Python (apt, cargo, pip, npm).
 scripts/install-plugin-toolchains.sh
 
+# The registry the OCI distribution tests start on loopback ports (Debian's docker-registry).
+scripts/install-test-services.sh
+
 # The test agents written with the ACP TypeScript SDK, and acpx (an ACP client, with the
 # Node 22 it needs) that drives `acp-gate proxy`.
 # `npm install` (which keeps to package-lock.json) rather than `npm ci`: acpx depends on

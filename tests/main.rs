@@ -6,6 +6,7 @@ mod agent_shapes;
 mod cache;
 mod config;
 mod corpus;
+mod distribution;
 mod examples;
 mod orchestrator;
 mod plugin_cmd;

@@ -15,9 +15,10 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
-use crate::builtin;
-use crate::config::{Control, HandlerSpec, PluginRef, Policy, Tier};
+use crate::config::{Control, HandlerSpec, Policy, Tier};
+use crate::distribution::Trust;
 use crate::request::{OptionKind, PermissionOption, SessionContext, ToolKind, ToolRequest};
+use crate::resolve::{Resolved, resolve};
 use crate::runtime::{Batch, Failure, LoadedPlugin, Ruling, Runtime};
 use crate::shorthand;
 use crate::verdict::Verdict;
@@ -183,7 +184,10 @@ impl Chain {
         notices.extend(runtime.notice.clone());
         let mut handlers = Vec::new();
         for spec in policy.handlers {
-            let plugin = load_plugin(&runtime, &spec).map_err(|e| Failure::Load(format!("{e:#}")));
+            let plugin = load_plugin(&runtime, &spec, policy.trust.as_ref())
+                .await
+                .map(|(plugin, _)| plugin)
+                .map_err(|e| Failure::Load(format!("{e:#}")));
             if let Err(Failure::Load(error)) = &plugin {
                 notices.push(format!(
                     "handler `{}` ({}:{}) failed to load and counts as {:?} on every request: {error}",
@@ -345,19 +349,24 @@ fn non_empty(reason: String, fallback: &str) -> String {
     }
 }
 
-fn load_plugin(runtime: &Runtime, spec: &HandlerSpec) -> Result<LoadedPlugin> {
+/// A handler's plugin: fetched and checked against the trust policy ([`resolve`]), then
+/// loaded (pin, grants, WIT version); errors name the plugin and the handler.
+pub async fn load_plugin(
+    runtime: &Runtime,
+    spec: &HandlerSpec,
+    trust: Option<&Trust>,
+) -> Result<(LoadedPlugin, Resolved)> {
     let label = format!("plugin `{}` of handler `{}`", spec.plugin, spec.name);
-    match &spec.plugin {
-        PluginRef::Builtin(name) => {
-            let bytes = builtin::bytes(name).context("built-in plugin missing from this binary")?;
-            runtime.load(&label, bytes, spec.sha256.as_deref(), &spec.grants)
-        }
-        PluginRef::File(path) => {
-            let bytes = std::fs::read(path)
-                .with_context(|| format!("{label}: cannot read {}", path.display()))?;
-            runtime.load(&label, &bytes, spec.sha256.as_deref(), &spec.grants)
-        }
-    }
+    let resolved = resolve(&spec.plugin, trust, false)
+        .await
+        .with_context(|| label.clone())?;
+    let plugin = runtime.load(
+        &label,
+        &resolved.component,
+        spec.sha256.as_deref(),
+        &spec.grants,
+    )?;
+    Ok((plugin, resolved))
 }
 
 #[cfg(test)]

@@ -17,6 +17,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::builtin;
+use crate::distribution::reference::Location;
+use crate::distribution::signature::PublicKey;
+use crate::distribution::{Trust, TrustedKey};
 use crate::policy;
 use crate::request::ToolKind;
 use crate::runtime::{Grant, Limits, default_grants};
@@ -91,6 +94,8 @@ pub enum Control {
 pub enum PluginRef {
     Builtin(&'static str),
     File(PathBuf),
+    /// `oci://…` or `oci-layout://…`: fetched into the local store (`distribution`).
+    Oci(Location),
 }
 
 impl std::fmt::Display for PluginRef {
@@ -98,6 +103,7 @@ impl std::fmt::Display for PluginRef {
         match self {
             PluginRef::Builtin(name) => write!(f, "builtin:{name}"),
             PluginRef::File(path) => write!(f, "{}", path.display()),
+            PluginRef::Oci(location) => write!(f, "{location}"),
         }
     }
 }
@@ -143,6 +149,9 @@ pub struct Policy {
     /// The org file's `cache_dir`: a managed install's compile cache, from which the plugins the
     /// org file pins are read (never written: `acp-gate plugin precompile` fills it).
     pub cache_dir: Option<PathBuf>,
+    /// The org file's `[trust]` (or the user file's, when there is no org file): the keys
+    /// plugins must be signed with.
+    pub trust: Option<Trust>,
 }
 
 /// Where to look for the layers.
@@ -222,6 +231,21 @@ struct FileSpec {
     settings: SettingsSpec,
     #[serde(default)]
     handler: Vec<Spanned<HandlerEntry>>,
+    trust: Option<Spanned<TrustSpec>>,
+}
+
+/// `[trust]`: public keys (PEM files, relative to the file) and whether every plugin that is
+/// not built in must carry a signature by one of them (the default).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrustSpec {
+    keys: Vec<Spanned<String>>,
+    #[serde(default = "yes")]
+    require_signatures: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Deserialize, Default)]
@@ -285,9 +309,13 @@ impl Source<'_> {
             + 1
     }
 
+    fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
+    }
+
     /// A path the file names, relative to the file's directory.
     fn resolve(&self, path: &str) -> PathBuf {
-        self.path.parent().unwrap_or(Path::new(".")).join(path)
+        self.dir().join(path)
     }
 
     fn error<T>(
@@ -312,6 +340,7 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
         sources: Vec::new(),
         notices: Vec::new(),
         cache_dir: None,
+        trust: None,
     };
     let mut default_set_by: Option<(Tier, Verdict)> = None;
     let mut builtin_chain = true;
@@ -368,6 +397,17 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
                 );
             }
             policy.cache_dir = Some(source.resolve(setting.get_ref()));
+        }
+        if let Some(spec) = &file.trust {
+            let allowed = tier == Tier::Org || (tier == Tier::User && paths.org.is_none());
+            if !allowed {
+                return source.error(
+                    spec.span(),
+                    "trust",
+                    "only the org file (or the user file when there is none) says which keys to trust",
+                );
+            }
+            policy.trust = Some(trust(&source, spec)?);
         }
         if let Some(setting) = &file.settings.builtin_chain {
             let allowed = tier == Tier::Org || (tier == Tier::User && paths.org.is_none());
@@ -476,6 +516,7 @@ pub fn builtin_floor() -> Result<Policy> {
         sources: vec![(Tier::Builtin, path.to_path_buf())],
         notices: Vec::new(),
         cache_dir: None,
+        trust: None,
     })
 }
 
@@ -587,6 +628,33 @@ fn imported_rules(
     Ok(config)
 }
 
+/// `[trust]`: every key read (a key that cannot be read stops the load, naming it).
+fn trust(source: &Source, spec: &Spanned<TrustSpec>) -> Result<Trust> {
+    let mut keys = Vec::new();
+    for (number, name) in spec.get_ref().keys.iter().enumerate() {
+        let path = source.resolve(name.get_ref());
+        let key = read_file(&path)
+            .and_then(|pem| PublicKey::from_pem(&pem))
+            .or_else(|why| {
+                source.error(
+                    name.span(),
+                    &format!("trust.keys[{number}]"),
+                    format!("{}: {why:#}", path.display()),
+                )
+            })?;
+        keys.push(TrustedKey { path, key });
+    }
+    Ok(Trust {
+        keys,
+        require_signatures: spec.get_ref().require_signatures,
+        origin: format!(
+            "[trust] of {}:{}",
+            source.path.display(),
+            source.line(spec.span().start)
+        ),
+    })
+}
+
 fn handler_spec(
     source: &Source,
     tier: Tier,
@@ -604,8 +672,9 @@ fn handler_spec(
     }
 
     let plugin_text = entry.plugin.get_ref();
-    let plugin = match plugin_text.strip_prefix("builtin:") {
-        Some(builtin_name) => match builtin::find(builtin_name) {
+    let location = Location::parse(plugin_text, source.dir());
+    let plugin = match (plugin_text.strip_prefix("builtin:"), location) {
+        (Some(builtin_name), _) => match builtin::find(builtin_name) {
             Some(found) => PluginRef::Builtin(found),
             None => {
                 return source.error(
@@ -618,7 +687,20 @@ fn handler_spec(
                 );
             }
         },
-        None => {
+        (None, Some(location)) => {
+            let location = location.or_else(|why| {
+                source.error(entry.plugin.span(), &key("plugin"), format!("{why:#}"))
+            })?;
+            if tier == Tier::Org && location.digest().is_none() {
+                return source.error(
+                    entry.plugin.span(),
+                    &key("plugin"),
+                    "an org file must pin an OCI plugin by digest (`oci://REGISTRY/REPOSITORY:TAG@sha256:…`; `acp-gate plugin pull REF` prints it)",
+                );
+            }
+            PluginRef::Oci(location)
+        }
+        (None, None) => {
             let path = source.resolve(plugin_text);
             if !path.is_file() {
                 return source.error(

@@ -208,7 +208,7 @@ impl Escalations {
 
 /// Writes `path` through a temporary file renamed over it: a reader sees the old file or the
 /// new one, never half of one.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let Some(parent) = path.parent() else {
         bail!("{} has no directory", path.display());
     };

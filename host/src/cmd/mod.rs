@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod check;
 pub mod demo;
+pub mod distribute;
 pub mod plugin;
 pub mod policy;
 pub mod proxy;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 
+use super::distribute;
 use crate::args::OutputFormat;
 use crate::cache::{CacheDirs, CompileCache};
 use crate::chain::Chain;
@@ -39,6 +40,21 @@ pub enum PluginCommand {
     /// Compile plugins into a compile cache ahead of time: for a managed install, into the org
     /// file's `cache_dir`, which users cannot write.
     Precompile(PrecompileArgs),
+    /// Push a component to an OCI registry (Wasm OCI artifact format) and print the pinned
+    /// `plugin = "oci://…@sha256:…"` line for handlers.toml.
+    Push(distribute::PushArgs),
+    /// Pull a plugin into the local store (later loads are offline) and print its pinned line.
+    Pull(distribute::PullArgs),
+    /// Write plugins (files, or `oci://` references with their signatures) into an OCI image
+    /// layout directory, for sites with no registry: `plugin = "oci-layout://DIR@sha256:…"`.
+    Package(distribute::PackageArgs),
+    /// Sign a plugin with a cosign-compatible key: in its registry (beside it, as cosign
+    /// does), in its image layout, or a file's FILE.sig.
+    Sign(distribute::SignArgs),
+    /// Check a plugin's signature against a public key, offline once pulled.
+    Verify(distribute::VerifyArgs),
+    /// Make a key pair for `plugin sign` (cosign's formats: cosign can use it, and the reverse).
+    Keygen(distribute::KeygenArgs),
 }
 
 #[derive(Args)]
@@ -87,7 +103,15 @@ pub struct NewArgs {
 
 #[derive(Args)]
 pub struct ValidateArgs {
+    /// A plugin component, or with `--resolve` a handlers.toml.
     file: PathBuf,
+    /// FILE is a handlers.toml: fetch and check every plugin it names as it would load
+    /// (digest pins, `[trust]` signatures, grants, WIT version), read as an org file; nothing
+    /// runs. Exit 1 if one would not load.
+    #[arg(long)]
+    resolve: bool,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    format: OutputFormat,
     /// The grants its handler would give, comma-separated [default: log,wasi-cli].
     #[arg(long, value_delimiter = ',', value_name = "GRANTS")]
     imports: Option<Vec<String>>,
@@ -125,6 +149,15 @@ pub async fn plugin(command: PluginCommand) -> Result<u8> {
         PluginCommand::Test(args) => return test(args).await,
         PluginCommand::New(args) => scaffold::new(&args.name, args.lang, args.dir)?,
         PluginCommand::Precompile(args) => precompile(args)?,
+        PluginCommand::Push(args) => return distribute::push(args).await,
+        PluginCommand::Pull(args) => return distribute::pull(args).await,
+        PluginCommand::Package(args) => return distribute::package(args).await,
+        PluginCommand::Sign(args) => return distribute::sign(args).await,
+        PluginCommand::Verify(args) => return distribute::verify(args).await,
+        PluginCommand::Keygen(args) => return distribute::keygen(args),
+        PluginCommand::Validate(args) if args.resolve => {
+            return distribute::validate_file(&args.file, args.format).await;
+        }
         PluginCommand::Validate(args) => {
             let grants = match &args.imports {
                 None => default_grants(),
@@ -281,6 +314,7 @@ async fn test(args: TestArgs) -> Result<u8> {
         sources: vec![(Tier::Project, args.cases.clone())],
         notices: Vec::new(),
         cache_dir: None,
+        trust: None,
     };
     let ctx = SessionContext::for_workspace("plugin-test", &workspace);
     let chain = Chain::load(runtime()?, policy, &ctx).await?;

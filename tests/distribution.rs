@@ -1,0 +1,483 @@
+//! Plugins from an OCI registry and an image layout: a real CNCF `distribution` registry
+//! (Debian's `docker-registry`, installed by test.sh) on a loopback port, the real binary
+//! pushing, signing, pulling and deciding; tampering, missing and untrusted signatures, and a
+//! registry that goes away.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{Sandbox, pipe, stderr, test_plugin, titled, verdict_of};
+
+/// A `docker-registry serve` on a free loopback port, storing under the sandbox; stopped on drop.
+struct TestRegistry {
+    child: Option<Child>,
+    port: u16,
+    storage: PathBuf,
+}
+
+impl TestRegistry {
+    fn start(sandbox: &Sandbox) -> TestRegistry {
+        let binary = Path::new("/usr/bin/docker-registry");
+        assert!(
+            binary.exists(),
+            "{} is missing: run ./test.sh (scripts/install-test-services.sh installs Debian's docker-registry)",
+            binary.display()
+        );
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let storage = sandbox.root.join(format!("registry-{port}"));
+        let config = sandbox.write(
+            &format!("registry-{port}.yml"),
+            &format!(
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
+                storage.display()
+            ),
+        );
+        let child = Command::new(binary)
+            .args(["serve"])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "docker-registry did not listen on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        TestRegistry {
+            child: Some(child),
+            port,
+            storage,
+        }
+    }
+
+    fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// The path of a blob in the registry's filesystem storage.
+    fn blob_file(&self, digest: &str) -> PathBuf {
+        let hex = digest.trim_start_matches("sha256:");
+        self.storage
+            .join("docker/registry/v2/blobs/sha256")
+            .join(&hex[..2])
+            .join(hex)
+            .join("data")
+    }
+}
+
+impl Drop for TestRegistry {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// `acp-gate ARGS` with its OCI store in `data` (a fresh machine has its own).
+fn acp(sandbox: &Sandbox, data: &str, args: &[&str]) -> Output {
+    let mut command = sandbox.command(args);
+    command
+        .env("ACP_GATE_DATA_DIR", sandbox.root.join(data))
+        .env("COSIGN_PASSWORD", "correct horse")
+        .env("DOCKER_CONFIG", sandbox.root.join("docker"));
+    pipe(&mut command, "")
+}
+
+fn ok(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "failed ({:?}): {}{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        stderr(output)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The `plugin = "…"` a push, pull or package printed.
+fn pinned(stdout: &str) -> String {
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("plugin = \""))
+        .unwrap_or_else(|| panic!("no plugin line in {stdout}"));
+    line.trim_end_matches('"').to_owned()
+}
+
+/// An org file with one handler running `plugin` (the misbehaving test plugin denying titles
+/// that mention rm, allowing the rest), and `trust` above it.
+fn org_file(sandbox: &Sandbox, name: &str, plugin: &str, trust: &str) -> PathBuf {
+    sandbox.write(
+        name,
+        &format!(
+            "{trust}\n[[handler]]\nname = \"guard\"\nplugin = \"{plugin}\"\n[handler.config]\nbehaviour = \"allow-unless-rm\"\n"
+        ),
+    )
+}
+
+/// The guard's verdict on an `rm` and an `ls` request, with the org file `org`, and the
+/// output (whose stderr carries load failures).
+fn guard_verdicts(sandbox: &Sandbox, data: &str, org: &Path) -> (Vec<String>, String) {
+    let requests: String = [titled("rm -rf build"), titled("ls")]
+        .iter()
+        .map(|r| format!("{r}\n"))
+        .collect();
+    let mut command = sandbox.command(&["check", "--format", "json", "-"]);
+    command
+        .env("ACP_GATE_DATA_DIR", sandbox.root.join(data))
+        .env("ACP_GATE_ORG_HANDLERS", org);
+    let output = pipe(&mut command, &requests);
+    let verdicts = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| {
+            let line: Value = serde_json::from_str(l).unwrap();
+            verdict_of(&line, "guard")["verdict"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    (verdicts, stderr(&output))
+}
+
+fn plugin_file() -> String {
+    test_plugin("misbehaving").display().to_string()
+}
+
+#[test]
+fn pushed_pinned_pulled_once_then_decides_offline() {
+    let sandbox = Sandbox::new();
+    let mut registry = TestRegistry::start(&sandbox);
+    let reference = format!("{}/acme/guard:1.0", registry.host());
+    let pushed = pinned(&ok(&acp(
+        &sandbox,
+        "publisher",
+        &["plugin", "push", &plugin_file(), &reference],
+    )));
+    assert!(
+        pushed.starts_with(&format!("oci://{reference}@sha256:")),
+        "{pushed}"
+    );
+
+    // What acp-gate pushed is a Wasm OCI artifact, as `wkg` reads it.
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(registry.blob_file(pushed.split('@').nth(1).unwrap())).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        manifest["mediaType"],
+        "application/vnd.oci.image.manifest.v1+json"
+    );
+    assert_eq!(
+        manifest["config"]["mediaType"],
+        "application/vnd.wasm.config.v0+json"
+    );
+    assert_eq!(manifest["layers"][0]["mediaType"], "application/wasm");
+    assert_eq!(manifest["layers"].as_array().unwrap().len(), 1);
+
+    // A new machine: the first load pulls, then decides as the plugin says.
+    let org = org_file(&sandbox, "org.toml", &pushed, "");
+    let (verdicts, _) = guard_verdicts(&sandbox, "engineer", &org);
+    assert_eq!(verdicts, ["deny", "allow"]);
+
+    // The registry goes away: decisions go on from the store.
+    registry.stop();
+    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &org);
+    assert_eq!(verdicts, ["deny", "allow"], "{errors}");
+
+    // A machine that never pulled it gets a clear error and the handler's on_error.
+    let (verdicts, errors) = guard_verdicts(&sandbox, "another-engineer", &org);
+    assert_eq!(verdicts, ["deny", "deny"]);
+    assert!(errors.contains("handler `guard`"), "{errors}");
+    assert!(errors.contains(&pushed), "{errors}");
+    assert!(errors.contains("unreachable"), "{errors}");
+}
+
+#[test]
+fn an_org_file_refuses_a_tag_without_a_digest_and_a_wrong_digest_never_loads() {
+    let sandbox = Sandbox::new();
+    let registry = TestRegistry::start(&sandbox);
+    let reference = format!("{}/acme/guard:1.0", registry.host());
+    let pushed = pinned(&ok(&acp(
+        &sandbox,
+        "publisher",
+        &["plugin", "push", &plugin_file(), &reference],
+    )));
+
+    let tag_only = org_file(&sandbox, "tag.toml", &format!("oci://{reference}"), "");
+    let output = acp(
+        &sandbox,
+        "engineer",
+        &[
+            "plugin",
+            "validate",
+            "--resolve",
+            &tag_only.display().to_string(),
+        ],
+    );
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains(
+            "tag.toml:4: handler[0].plugin: an org file must pin an OCI plugin by digest"
+        ),
+        "{}",
+        stderr(&output)
+    );
+
+    // A digest the registry does not have (someone else's build).
+    let other = format!("oci://{reference}@sha256:{}", "ab".repeat(32));
+    let org = org_file(&sandbox, "other.toml", &other, "");
+    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &org);
+    assert_eq!(verdicts, ["deny", "deny"]);
+    assert!(errors.contains("has no manifest"), "{errors}");
+
+    // The registry's copy of the manifest tampered with: its bytes no longer have the pinned digest.
+    let digest = pushed.split('@').nth(1).unwrap();
+    let file = registry.blob_file(digest);
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("\"schemaVersion\":2", "\"schemaVersion\":2 ");
+    std::fs::write(&file, text).unwrap();
+    let org = org_file(&sandbox, "org.toml", &pushed, "");
+    let (verdicts, errors) = guard_verdicts(&sandbox, "fresh", &org);
+    assert_eq!(verdicts, ["deny", "deny"]);
+    assert!(
+        errors.contains("does not match its digest") || errors.contains("Digest"),
+        "{errors}"
+    );
+}
+
+#[test]
+fn signatures_decide_whether_a_plugin_loads() {
+    let sandbox = Sandbox::new();
+    let registry = TestRegistry::start(&sandbox);
+    let reference = format!("{}/acme/guard:2.0", registry.host());
+    let pushed = pinned(&ok(&acp(
+        &sandbox,
+        "publisher",
+        &["plugin", "push", &plugin_file(), &reference],
+    )));
+    for prefix in ["org", "stranger"] {
+        ok(&acp(
+            &sandbox,
+            "publisher",
+            &[
+                "plugin",
+                "keygen",
+                "--output-key-prefix",
+                &format!("../{prefix}"),
+            ],
+        ));
+    }
+    let trusting = |name: &str, keys: &str| {
+        org_file(
+            &sandbox,
+            name,
+            &pushed,
+            &format!("[trust]\nkeys = [{keys}]\n"),
+        )
+    };
+    let org = trusting("org.toml", "\"org.pub\"");
+
+    // Unsigned, with signatures required: never loads, counts as on_error.
+    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &org);
+    assert_eq!(verdicts, ["deny", "deny"]);
+    assert!(errors.contains("not signed"), "{errors}");
+
+    // Signed by a key the org does not trust.
+    let stranger_key = sandbox.root.join("stranger.key").display().to_string();
+    ok(&acp(
+        &sandbox,
+        "publisher",
+        &["plugin", "sign", "--key", &stranger_key, &pushed],
+    ));
+    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &org);
+    assert_eq!(verdicts, ["deny", "deny"]);
+    assert!(errors.contains("does not trust"), "{errors}");
+
+    // Signed by the org's key (beside the stranger's signature, as cosign keeps both): loads.
+    let org_key = sandbox.root.join("org.key").display().to_string();
+    ok(&acp(
+        &sandbox,
+        "publisher",
+        &["plugin", "sign", "--key", &org_key, &pushed],
+    ));
+    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &org);
+    assert_eq!(verdicts, ["deny", "allow"], "{errors}");
+    let org_pub = sandbox.root.join("org.pub").display().to_string();
+    let verified = ok(&acp(
+        &sandbox,
+        "engineer",
+        &["plugin", "verify", "--key", &org_pub, &pushed],
+    ));
+    assert!(verified.contains("verified"), "{verified}");
+    let stranger_pub = sandbox.root.join("stranger.pub").display().to_string();
+    assert!(
+        acp(&sandbox, "engineer", &["plugin", "verify", "--key", &stranger_pub, "oci://127.0.0.1:1/none/x@sha256:0000000000000000000000000000000000000000000000000000000000000000"])
+            .status
+            .code()
+            == Some(1)
+    );
+
+    // An empty trust list trusts nothing.
+    let empty = trusting("empty.toml", "");
+    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &empty);
+    assert_eq!(verdicts, ["deny", "deny"]);
+    assert!(errors.contains("trusts no key"), "{errors}");
+
+    // validate --resolve says the same, per plugin, as JSON.
+    let output = acp(
+        &sandbox,
+        "engineer",
+        &[
+            "plugin",
+            "validate",
+            "--resolve",
+            "--format",
+            "json",
+            &empty.display().to_string(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let line: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        (line["handler"].as_str(), line["ok"].as_bool()),
+        (Some("guard"), Some(false))
+    );
+    let output = acp(
+        &sandbox,
+        "engineer",
+        &[
+            "plugin",
+            "validate",
+            "--resolve",
+            "--format",
+            "json",
+            &org.display().to_string(),
+        ],
+    );
+    let line: Value = serde_json::from_slice(&ok(&output).into_bytes()).unwrap();
+    assert_eq!(line["ok"], true);
+    assert_eq!(
+        line["signed_by"].as_str().map(|k| k.ends_with("org.pub")),
+        Some(true)
+    );
+
+    // A key that is not a public key stops the load, naming the file and key.
+    let bad = trusting("bad.toml", "\"org.key\"");
+    let output = acp(
+        &sandbox,
+        "engineer",
+        &[
+            "plugin",
+            "validate",
+            "--resolve",
+            &bad.display().to_string(),
+        ],
+    );
+    assert!(
+        stderr(&output).contains("bad.toml:2: trust.keys[0]"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn an_image_layout_works_with_no_registry_at_all() {
+    let sandbox = Sandbox::new();
+    ok(&acp(
+        &sandbox,
+        "publisher",
+        &["plugin", "keygen", "--output-key-prefix", "../org"],
+    ));
+    let bundle = sandbox.root.join("bundle").display().to_string();
+    let layout = pinned(&ok(&acp(
+        &sandbox,
+        "publisher",
+        &["plugin", "package", &plugin_file(), &bundle],
+    )));
+    assert!(layout.starts_with("oci-layout://"), "{layout}");
+    let org_key = sandbox.root.join("org.key").display().to_string();
+    ok(&acp(
+        &sandbox,
+        "publisher",
+        &["plugin", "sign", "--key", &org_key, &layout],
+    ));
+
+    let org = org_file(
+        &sandbox,
+        "org.toml",
+        &layout,
+        "[trust]\nkeys = [\"org.pub\"]\n",
+    );
+    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &org);
+    assert_eq!(verdicts, ["deny", "allow"], "{errors}");
+
+    // A component swapped inside the bundle never loads.
+    let manifest_digest = layout.rsplit('@').next().unwrap();
+    let blobs = sandbox.root.join("bundle/blobs/sha256");
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(blobs.join(manifest_digest.trim_start_matches("sha256:"))).unwrap(),
+    )
+    .unwrap();
+    let layer = manifest["layers"][0]["digest"].as_str().unwrap();
+    let component = blobs.join(layer.trim_start_matches("sha256:"));
+    let mut bytes = std::fs::read(&component).unwrap();
+    bytes.push(0);
+    std::fs::write(&component, bytes).unwrap();
+    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &org);
+    assert_eq!(verdicts, ["deny", "deny"]);
+    assert!(errors.contains("does not match its digest"), "{errors}");
+}
+
+#[test]
+fn a_plugin_file_is_signed_beside_it_as_cosign_sign_blob_does() {
+    let sandbox = Sandbox::new();
+    ok(&acp(
+        &sandbox,
+        "x",
+        &["plugin", "keygen", "--output-key-prefix", "../org"],
+    ));
+    let copy = sandbox.root.join("guard.wasm");
+    std::fs::copy(test_plugin("misbehaving"), &copy).unwrap();
+    let org = sandbox.write(
+        "org.toml",
+        &format!(
+            "[trust]\nkeys = [\"org.pub\"]\n[[handler]]\nname = \"guard\"\nplugin = \"guard.wasm\"\nsha256 = \"{}\"\n[handler.config]\nbehaviour = \"allow-unless-rm\"\n",
+            crate::common::sha256_of(&copy)
+        ),
+    );
+    let (verdicts, errors) = guard_verdicts(&sandbox, "x", &org);
+    assert_eq!(verdicts, ["deny", "deny"]);
+    assert!(errors.contains("guard.wasm.sig"), "{errors}");
+    let org_key = sandbox.root.join("org.key").display().to_string();
+    ok(&acp(
+        &sandbox,
+        "x",
+        &[
+            "plugin",
+            "sign",
+            "--key",
+            &org_key,
+            &copy.display().to_string(),
+        ],
+    ));
+    let (verdicts, errors) = guard_verdicts(&sandbox, "x", &org);
+    assert_eq!(verdicts, ["deny", "allow"], "{errors}");
+}

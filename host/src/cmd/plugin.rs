@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use super::distribute;
 use crate::args::OutputFormat;
 use crate::cache::{CacheDirs, CompileCache};
-use crate::chain::Chain;
+use crate::chain::{Chain, load_plugin};
 use crate::config::{self, Control, HandlerSpec, LayerPaths, PluginRef, Policy, Tier};
 use crate::digest::sha256_hex;
 use crate::exit;
@@ -148,7 +148,7 @@ pub async fn plugin(command: PluginCommand) -> Result<u8> {
         }
         PluginCommand::Test(args) => return test(args).await,
         PluginCommand::New(args) => scaffold::new(&args.name, args.lang, args.dir)?,
-        PluginCommand::Precompile(args) => precompile(args)?,
+        PluginCommand::Precompile(args) => precompile(args).await?,
         PluginCommand::Push(args) => return distribute::push(args).await,
         PluginCommand::Pull(args) => return distribute::pull(args).await,
         PluginCommand::Package(args) => return distribute::package(args).await,
@@ -195,7 +195,7 @@ fn label(file: &Path) -> String {
 
 // ---- acp-gate plugin precompile ----
 
-fn precompile(args: PrecompileArgs) -> Result<()> {
+async fn precompile(args: PrecompileArgs) -> Result<()> {
     for file in &args.files {
         let policy = match file.extension().is_some_and(|e| e == "toml") {
             // Read as the org file it is meant to be: every plugin pinned.
@@ -229,14 +229,13 @@ fn precompile(args: PrecompileArgs) -> Result<()> {
         };
         // The built-in plugins' native code is in the binary already.
         for spec in &policy.handlers {
-            let PluginRef::File(path) = &spec.plugin else {
+            if let PluginRef::Builtin(_) = &spec.plugin {
                 continue;
-            };
-            let label = format!("plugin `{}` of handler `{}`", spec.plugin, spec.name);
-            let bytes = read(path)?;
-            let plugin = runtime.load(&label, &bytes, spec.sha256.as_deref(), &spec.grants)?;
+            }
+            let (plugin, _) = load_plugin(&runtime, spec, policy.trust.as_ref()).await?;
             println!(
-                "{label}: compiled into {} (sha256 {})",
+                "{}: compiled into {} (sha256 {})",
+                plugin.label,
                 dir.display(),
                 plugin.info.digest
             );

@@ -86,9 +86,13 @@ impl Registry {
         Ok(Some((bytes, digest)))
     }
 
-    /// A blob, checked against its descriptor.
+    /// A blob, checked against its descriptor; a registry that sends more bytes than the
+    /// descriptor says is cut off there.
     pub async fn blob(&self, descriptor: &Descriptor) -> Result<Vec<u8>> {
-        let mut bytes = Vec::with_capacity(descriptor.size.min(MAX_MANIFEST_BYTES) as usize);
+        let mut bytes = Capped {
+            bytes: Vec::with_capacity(descriptor.size.min(MAX_MANIFEST_BYTES) as usize),
+            limit: descriptor.size as usize,
+        };
         self.client
             .pull_blob(
                 &self.at(&descriptor.digest),
@@ -97,8 +101,8 @@ impl Registry {
             )
             .await
             .map_err(|e| self.failed(e))?;
-        check_blob(&descriptor.digest, &bytes, "a blob the registry sent")?;
-        Ok(bytes)
+        check_blob(&descriptor.digest, &bytes.bytes, "a blob the registry sent")?;
+        Ok(bytes.bytes)
     }
 
     /// Pushes a packaged plugin under `tag` (or by digest alone); returns the manifest digest.
@@ -179,12 +183,51 @@ impl Registry {
             {
                 anyhow!("registry {registry} is unreachable ({error})")
             }
+            OciDistributionError::DigestError(_) => anyhow!(
+                "registry {registry} sent content that does not match its digest (tampered or corrupted): {error}"
+            ),
             OciDistributionError::UnauthorizedError { .. }
             | OciDistributionError::AuthenticationFailure(_) => anyhow!(
                 "registry {registry} refused the credentials ({error}); they come from the docker config file (`docker login`)"
             ),
             _ => anyhow!("registry {registry}: {error}"),
         }
+    }
+}
+
+/// A buffer that refuses to grow past `limit` bytes.
+struct Capped {
+    bytes: Vec<u8>,
+    limit: usize,
+}
+
+impl tokio::io::AsyncWrite for Capped {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        data: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        if self.bytes.len() + data.len() > self.limit {
+            return std::task::Poll::Ready(Err(std::io::Error::other(
+                "the registry sent more bytes than the blob's descriptor says",
+            )));
+        }
+        self.bytes.extend_from_slice(data);
+        std::task::Poll::Ready(Ok(data.len()))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
     }
 }
 

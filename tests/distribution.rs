@@ -272,7 +272,7 @@ fn an_org_file_refuses_a_tag_without_a_digest_and_a_wrong_digest_never_loads() {
 #[test]
 fn signatures_decide_whether_a_plugin_loads() {
     let sandbox = Sandbox::new();
-    let registry = TestRegistry::start(&sandbox);
+    let mut registry = TestRegistry::start(&sandbox);
     let reference = format!("{}/acme/guard:2.0", registry.host());
     let pushed = pinned(&ok(&acp(
         &sandbox,
@@ -384,6 +384,23 @@ fn signatures_decide_whether_a_plugin_loads() {
         line["signed_by"].as_str().map(|k| k.ends_with("org.pub")),
         Some(true)
     );
+
+    // The signed artifact carried to a site with no registry: its signatures come along.
+    let bundle = sandbox.root.join("bundle").display().to_string();
+    let layout = pinned(&ok(&acp(
+        &sandbox,
+        "engineer",
+        &["plugin", "package", &pushed, &bundle],
+    )));
+    registry.stop();
+    let air_gapped = org_file(
+        &sandbox,
+        "air-gapped.toml",
+        &layout,
+        "[trust]\nkeys = [\"org.pub\"]\n",
+    );
+    let (verdicts, errors) = guard_verdicts(&sandbox, "air-gapped-machine", &air_gapped);
+    assert_eq!(verdicts, ["deny", "allow"], "{errors}");
 
     // A key that is not a public key stops the load, naming the file and key.
     let bad = trusting("bad.toml", "\"org.key\"");

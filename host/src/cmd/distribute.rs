@@ -243,7 +243,9 @@ pub async fn sign(args: SignArgs) -> Result<u8> {
         Some(location) => {
             let location = location?;
             let store = Store::open()?;
-            let fetched = distribution::fetch(&location, &store, false).await?;
+            // A tag alone is signed as it is now in the registry, not as it was last pulled.
+            let refresh = location.digest().is_none();
+            let fetched = distribution::fetch(&location, &store, refresh).await?;
             let identity = match &location {
                 Location::Registry(r) => format!("{}/{}", r.registry, r.repository),
                 Location::Layout { dir, .. } => dir.display().to_string(),

@@ -11,6 +11,9 @@ use crate::digest::sha256_hex;
 use crate::runtime::ComponentInfo;
 
 pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
+/// Docker's schema 2 manifest, which cosign writes with `COSIGN_DOCKER_MEDIA_TYPES=1`: read
+/// (a manifest of either type has the same fields), never written.
+pub const DOCKER_MANIFEST_MEDIA_TYPE: &str = "application/vnd.docker.distribution.manifest.v2+json";
 pub const WASM_CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
 pub const WASM_LAYER_MEDIA_TYPE: &str = "application/wasm";
 /// cosign's signature layer, and the annotation that carries the signature.
@@ -74,7 +77,7 @@ impl Manifest {
         if let Some(other) = manifest
             .media_type
             .as_deref()
-            .filter(|m| *m != MANIFEST_MEDIA_TYPE)
+            .filter(|m| ![MANIFEST_MEDIA_TYPE, DOCKER_MANIFEST_MEDIA_TYPE].contains(m))
         {
             bail!("manifest of type {other}, not {MANIFEST_MEDIA_TYPE}");
         }

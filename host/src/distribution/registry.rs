@@ -15,8 +15,8 @@ use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference, RegistryOperation};
 
 use super::artifact::{
-    Descriptor, MANIFEST_MEDIA_TYPE, MAX_MANIFEST_BYTES, Manifest, Packaged, Signature, check_blob,
-    digest_of, signature_manifest, signature_tag,
+    DOCKER_MANIFEST_MEDIA_TYPE, Descriptor, MANIFEST_MEDIA_TYPE, MAX_MANIFEST_BYTES, Manifest,
+    Packaged, Signature, check_blob, digest_of, signature_manifest, signature_tag,
 };
 use super::reference::RegistryRef;
 
@@ -69,7 +69,11 @@ impl Registry {
     pub async fn manifest(&self, tag_or_digest: &str) -> Result<Option<(Vec<u8>, String)>> {
         let pulled = self
             .client
-            .pull_manifest_raw(&self.at(tag_or_digest), &self.auth, &[MANIFEST_MEDIA_TYPE])
+            .pull_manifest_raw(
+                &self.at(tag_or_digest),
+                &self.auth,
+                &[MANIFEST_MEDIA_TYPE, DOCKER_MANIFEST_MEDIA_TYPE],
+            )
             .await;
         let bytes = match pulled {
             Ok((bytes, _)) => bytes.to_vec(),
@@ -254,6 +258,11 @@ fn docker_credentials(registry: &str) -> Option<RegistryAuth> {
         None => PathBuf::from(std::env::var_os("HOME")?).join(".docker/config.json"),
     };
     let config: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    credentials_in(&config, registry)
+}
+
+/// `registry`'s entry in a docker config's `auths` (keys may carry a scheme and a path).
+fn credentials_in(config: &serde_json::Value, registry: &str) -> Option<RegistryAuth> {
     let (_, entry) = config.get("auths")?.as_object()?.iter().find(|(key, _)| {
         let host = key
             .trim_start_matches("https://")
@@ -275,4 +284,32 @@ fn docker_credentials(registry: &str) -> Option<RegistryAuth> {
     let decoded = String::from_utf8(STANDARD.decode(field("auth")?).ok()?).ok()?;
     let (user, password) = decoded.split_once(':')?;
     Some(RegistryAuth::Basic(user.to_owned(), password.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn docker_config_credentials_are_found_by_registry() {
+        let config = serde_json::json!({"auths": {
+            "https://registry.acme.internal/v1/": {"auth": STANDARD.encode("ci:s3cret")},
+            "ghcr.io": {"username": "bot", "password": "token"},
+            "quay.io": {"identitytoken": "refresh"},
+            "other.io": {"auth": "!!"},
+        }});
+        let basic = |user: &str, password: &str| Some(format!("Basic({user}, {password})"));
+        let shown = |registry: &str| {
+            credentials_in(&config, registry).map(|auth| match auth {
+                RegistryAuth::Basic(user, password) => format!("Basic({user}, {password})"),
+                RegistryAuth::Bearer(token) => format!("Bearer({token})"),
+                RegistryAuth::Anonymous => "Anonymous".into(),
+            })
+        };
+        assert_eq!(shown("registry.acme.internal"), basic("ci", "s3cret"));
+        assert_eq!(shown("ghcr.io"), basic("bot", "token"));
+        assert_eq!(shown("quay.io").as_deref(), Some("Bearer(refresh)"));
+        assert_eq!(shown("other.io"), None);
+        assert_eq!(shown("acme.internal"), None);
+    }
 }

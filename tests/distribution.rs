@@ -165,6 +165,39 @@ fn guard_verdicts_with(
     (verdicts, stderr(&output))
 }
 
+/// The guard loads with `org` and decides as its config says: rm denied, the rest allowed.
+fn loads_and_decides(sandbox: &Sandbox, data: &str, org: &Path) {
+    let (verdicts, errors) = guard_verdicts(sandbox, data, org);
+    assert_eq!(verdicts, ["deny", "allow"], "{errors}");
+}
+
+/// The guard never loads with `org`: it counts as its on_error (deny) on both requests, and the
+/// load's message says `why`.
+fn refused(sandbox: &Sandbox, data: &str, org: &Path, why: &str) -> String {
+    let (verdicts, errors) = guard_verdicts(sandbox, data, org);
+    assert_eq!(verdicts, ["deny", "deny"], "{errors}");
+    assert!(errors.contains("handler `guard`"), "{errors}");
+    assert!(errors.contains(why), "{errors}");
+    errors
+}
+
+/// A file under the sandbox root, as an argument.
+fn at(sandbox: &Sandbox, name: &str) -> String {
+    sandbox.root.join(name).display().to_string()
+}
+
+/// `acp-gate plugin push` of the guard to `name` in `registry`: the reference and the pinned
+/// `oci://…@sha256:…` it printed.
+fn push(sandbox: &Sandbox, registry: &TestRegistry, name: &str) -> (String, String) {
+    let reference = format!("{}/{name}", registry.host());
+    let output = acp(
+        sandbox,
+        "publisher",
+        &["plugin", "push", &plugin_file(), &reference],
+    );
+    (reference, pinned(&ok(&output)))
+}
+
 fn plugin_file() -> String {
     test_plugin("misbehaving").display().to_string()
 }
@@ -173,12 +206,7 @@ fn plugin_file() -> String {
 fn pushed_pinned_pulled_once_then_decides_offline() {
     let sandbox = Sandbox::new();
     let mut registry = TestRegistry::start(&sandbox);
-    let reference = format!("{}/acme/guard:1.0", registry.host());
-    let pushed = pinned(&ok(&acp(
-        &sandbox,
-        "publisher",
-        &["plugin", "push", &plugin_file(), &reference],
-    )));
+    let (reference, pushed) = push(&sandbox, &registry, "acme/guard:1.0");
     assert!(
         pushed.starts_with(&format!("oci://{reference}@sha256:")),
         "{pushed}"
@@ -202,32 +230,22 @@ fn pushed_pinned_pulled_once_then_decides_offline() {
 
     // A new machine: the first load pulls, then decides as the plugin says.
     let org = org_file(&sandbox, "org.toml", &pushed, "");
-    let (verdicts, _) = guard_verdicts(&sandbox, "engineer", &org);
-    assert_eq!(verdicts, ["deny", "allow"]);
+    loads_and_decides(&sandbox, "engineer", &org);
 
     // The registry goes away: decisions go on from the store.
     registry.stop();
-    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &org);
-    assert_eq!(verdicts, ["deny", "allow"], "{errors}");
+    loads_and_decides(&sandbox, "engineer", &org);
 
     // A machine that never pulled it gets a clear error and the handler's on_error.
-    let (verdicts, errors) = guard_verdicts(&sandbox, "another-engineer", &org);
-    assert_eq!(verdicts, ["deny", "deny"]);
-    assert!(errors.contains("handler `guard`"), "{errors}");
+    let errors = refused(&sandbox, "another-engineer", &org, "unreachable");
     assert!(errors.contains(&pushed), "{errors}");
-    assert!(errors.contains("unreachable"), "{errors}");
 }
 
 #[test]
 fn an_org_file_refuses_a_tag_without_a_digest_and_a_wrong_digest_never_loads() {
     let sandbox = Sandbox::new();
     let registry = TestRegistry::start(&sandbox);
-    let reference = format!("{}/acme/guard:1.0", registry.host());
-    let pushed = pinned(&ok(&acp(
-        &sandbox,
-        "publisher",
-        &["plugin", "push", &plugin_file(), &reference],
-    )));
+    let (reference, pushed) = push(&sandbox, &registry, "acme/guard:1.0");
 
     let tag_only = org_file(&sandbox, "tag.toml", &format!("oci://{reference}"), "");
     let output = acp(
@@ -252,9 +270,7 @@ fn an_org_file_refuses_a_tag_without_a_digest_and_a_wrong_digest_never_loads() {
     // A digest the registry does not have (someone else's build).
     let other = format!("oci://{reference}@sha256:{}", "ab".repeat(32));
     let org = org_file(&sandbox, "other.toml", &other, "");
-    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &org);
-    assert_eq!(verdicts, ["deny", "deny"]);
-    assert!(errors.contains("has no manifest"), "{errors}");
+    refused(&sandbox, "engineer", &org, "has no manifest");
 
     // The registry's copy of the manifest tampered with: its bytes no longer have the pinned digest.
     let digest = pushed.split('@').nth(1).unwrap();
@@ -264,21 +280,14 @@ fn an_org_file_refuses_a_tag_without_a_digest_and_a_wrong_digest_never_loads() {
         .replace("\"schemaVersion\":2", "\"schemaVersion\":2 ");
     std::fs::write(&file, text).unwrap();
     let org = org_file(&sandbox, "org.toml", &pushed, "");
-    let (verdicts, errors) = guard_verdicts(&sandbox, "fresh", &org);
-    assert_eq!(verdicts, ["deny", "deny"]);
-    assert!(errors.contains("does not match its digest"), "{errors}");
+    refused(&sandbox, "fresh", &org, "does not match its digest");
 }
 
 #[test]
 fn signatures_decide_whether_a_plugin_loads() {
     let sandbox = Sandbox::new();
     let mut registry = TestRegistry::start(&sandbox);
-    let reference = format!("{}/acme/guard:2.0", registry.host());
-    let pushed = pinned(&ok(&acp(
-        &sandbox,
-        "publisher",
-        &["plugin", "push", &plugin_file(), &reference],
-    )));
+    let (_, pushed) = push(&sandbox, &registry, "acme/guard:2.0");
     for prefix in ["org", "stranger"] {
         ok(&acp(
             &sandbox,
@@ -302,38 +311,33 @@ fn signatures_decide_whether_a_plugin_loads() {
     let org = trusting("org.toml", "\"org.pub\"");
 
     // Unsigned, with signatures required: never loads, counts as on_error.
-    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &org);
-    assert_eq!(verdicts, ["deny", "deny"]);
-    assert!(errors.contains("not signed"), "{errors}");
+    refused(&sandbox, "engineer", &org, "not signed");
 
     // Signed by a key the org does not trust.
-    let stranger_key = sandbox.root.join("stranger.key").display().to_string();
+    let stranger_key = at(&sandbox, "stranger.key");
     ok(&acp(
         &sandbox,
         "publisher",
         &["plugin", "sign", "--key", &stranger_key, &pushed],
     ));
-    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &org);
-    assert_eq!(verdicts, ["deny", "deny"]);
-    assert!(errors.contains("does not trust"), "{errors}");
+    refused(&sandbox, "engineer", &org, "does not trust");
 
     // Signed by the org's key (beside the stranger's signature, as cosign keeps both): loads.
-    let org_key = sandbox.root.join("org.key").display().to_string();
+    let org_key = at(&sandbox, "org.key");
     ok(&acp(
         &sandbox,
         "publisher",
         &["plugin", "sign", "--key", &org_key, &pushed],
     ));
-    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &org);
-    assert_eq!(verdicts, ["deny", "allow"], "{errors}");
-    let org_pub = sandbox.root.join("org.pub").display().to_string();
+    loads_and_decides(&sandbox, "engineer", &org);
+    let org_pub = at(&sandbox, "org.pub");
     let verified = ok(&acp(
         &sandbox,
         "engineer",
         &["plugin", "verify", "--key", &org_pub, &pushed],
     ));
     assert!(verified.contains("verified"), "{verified}");
-    let stranger_pub = sandbox.root.join("stranger.pub").display().to_string();
+    let stranger_pub = at(&sandbox, "stranger.pub");
     assert!(
         acp(&sandbox, "engineer", &["plugin", "verify", "--key", &stranger_pub, "oci://127.0.0.1:1/none/x@sha256:0000000000000000000000000000000000000000000000000000000000000000"])
             .status
@@ -343,50 +347,31 @@ fn signatures_decide_whether_a_plugin_loads() {
 
     // An empty trust list trusts nothing.
     let empty = trusting("empty.toml", "");
-    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &empty);
-    assert_eq!(verdicts, ["deny", "deny"]);
-    assert!(errors.contains("trusts no key"), "{errors}");
+    refused(&sandbox, "engineer", &empty, "trusts no key");
 
     // validate --resolve says the same, per plugin, as JSON.
-    let output = acp(
-        &sandbox,
-        "engineer",
-        &[
-            "plugin",
-            "validate",
-            "--resolve",
-            "--format",
-            "json",
-            &empty.display().to_string(),
-        ],
-    );
-    assert_eq!(output.status.code(), Some(1));
-    let line: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let validate = |file: &Path| {
+        let file = file.display().to_string();
+        let args = ["plugin", "validate", "--resolve", "--format", "json", &file];
+        let output = acp(&sandbox, "engineer", &args);
+        let line: Value = serde_json::from_slice(&output.stdout).unwrap();
+        (output.status.code(), line)
+    };
+    let (code, line) = validate(&empty);
+    assert_eq!(code, Some(1));
     assert_eq!(
         (line["handler"].as_str(), line["ok"].as_bool()),
         (Some("guard"), Some(false))
     );
-    let output = acp(
-        &sandbox,
-        "engineer",
-        &[
-            "plugin",
-            "validate",
-            "--resolve",
-            "--format",
-            "json",
-            &org.display().to_string(),
-        ],
-    );
-    let line: Value = serde_json::from_slice(&ok(&output).into_bytes()).unwrap();
-    assert_eq!(line["ok"], true);
+    let (code, line) = validate(&org);
+    assert_eq!((code, &line["ok"]), (Some(0), &Value::Bool(true)), "{line}");
     assert_eq!(
         line["signed_by"].as_str().map(|k| k.ends_with("org.pub")),
         Some(true)
     );
 
     // The signed artifact carried to a site with no registry: its signatures come along.
-    let bundle = sandbox.root.join("bundle").display().to_string();
+    let bundle = at(&sandbox, "bundle");
     let layout = pinned(&ok(&acp(
         &sandbox,
         "engineer",
@@ -399,8 +384,7 @@ fn signatures_decide_whether_a_plugin_loads() {
         &layout,
         "[trust]\nkeys = [\"org.pub\"]\n",
     );
-    let (verdicts, errors) = guard_verdicts(&sandbox, "air-gapped-machine", &air_gapped);
-    assert_eq!(verdicts, ["deny", "allow"], "{errors}");
+    loads_and_decides(&sandbox, "air-gapped-machine", &air_gapped);
 
     // A key that is not a public key stops the load, naming the file and key.
     let bad = trusting("bad.toml", "\"org.key\"");
@@ -429,14 +413,14 @@ fn an_image_layout_works_with_no_registry_at_all() {
         "publisher",
         &["plugin", "keygen", "--output-key-prefix", "../org"],
     ));
-    let bundle = sandbox.root.join("bundle").display().to_string();
+    let bundle = at(&sandbox, "bundle");
     let layout = pinned(&ok(&acp(
         &sandbox,
         "publisher",
         &["plugin", "package", &plugin_file(), &bundle],
     )));
     assert!(layout.starts_with("oci-layout://"), "{layout}");
-    let org_key = sandbox.root.join("org.key").display().to_string();
+    let org_key = at(&sandbox, "org.key");
     ok(&acp(
         &sandbox,
         "publisher",
@@ -449,8 +433,7 @@ fn an_image_layout_works_with_no_registry_at_all() {
         &layout,
         "[trust]\nkeys = [\"org.pub\"]\n",
     );
-    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &org);
-    assert_eq!(verdicts, ["deny", "allow"], "{errors}");
+    loads_and_decides(&sandbox, "engineer", &org);
 
     // A component swapped inside the bundle never loads.
     let manifest_digest = layout.rsplit('@').next().unwrap();
@@ -464,9 +447,7 @@ fn an_image_layout_works_with_no_registry_at_all() {
     let mut bytes = std::fs::read(&component).unwrap();
     bytes.push(0);
     std::fs::write(&component, bytes).unwrap();
-    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &org);
-    assert_eq!(verdicts, ["deny", "deny"]);
-    assert!(errors.contains("does not match its digest"), "{errors}");
+    refused(&sandbox, "engineer", &org, "does not match its digest");
 }
 
 #[test]
@@ -486,10 +467,8 @@ fn a_plugin_file_is_signed_beside_it_as_cosign_sign_blob_does() {
             crate::common::sha256_of(&copy)
         ),
     );
-    let (verdicts, errors) = guard_verdicts(&sandbox, "x", &org);
-    assert_eq!(verdicts, ["deny", "deny"]);
-    assert!(errors.contains("guard.wasm.sig"), "{errors}");
-    let org_key = sandbox.root.join("org.key").display().to_string();
+    refused(&sandbox, "x", &org, "guard.wasm.sig");
+    let org_key = at(&sandbox, "org.key");
     ok(&acp(
         &sandbox,
         "x",
@@ -501,8 +480,7 @@ fn a_plugin_file_is_signed_beside_it_as_cosign_sign_blob_does() {
             &copy.display().to_string(),
         ],
     ));
-    let (verdicts, errors) = guard_verdicts(&sandbox, "x", &org);
-    assert_eq!(verdicts, ["deny", "allow"], "{errors}");
+    loads_and_decides(&sandbox, "x", &org);
 }
 
 /// Runs tests/fixtures/oci/wkg_style_push.py: a push by other tooling. Its manifest digest.
@@ -537,8 +515,7 @@ fn what_other_tooling_pushed_in_the_wasm_oci_format_loads_and_anything_else_is_r
     let (verdicts, errors) = guard_verdicts_with(&sandbox, "engineer", &user, "--handlers");
     assert_eq!(verdicts, ["deny", "allow"], "{errors}");
     let org = org_file(&sandbox, "org.toml", &pulled, "");
-    let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &org);
-    assert_eq!(verdicts, ["deny", "allow"], "{errors}");
+    loads_and_decides(&sandbox, "engineer", &org);
 
     // Not the Wasm OCI format: another config type, or more than one layer.
     let odd = wkg_style_push(
@@ -554,9 +531,7 @@ fn what_other_tooling_pushed_in_the_wasm_oci_format_loads_and_anything_else_is_r
     ] {
         let plugin = format!("oci://{}/{repository}:1@{digest}", registry.host());
         let org = org_file(&sandbox, "odd.toml", &plugin, "");
-        let (verdicts, errors) = guard_verdicts(&sandbox, "engineer", &org);
-        assert_eq!(verdicts, ["deny", "deny"]);
-        assert!(errors.contains(why), "{errors}");
+        refused(&sandbox, "engineer", &org, why);
     }
 
     registry.stop();

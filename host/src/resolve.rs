@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::builtin;
 use crate::config::PluginRef;
+use crate::distribution::reference::Location;
 use crate::distribution::{self, Trust, store::Store};
 
 /// A plugin's component, and what was checked on the way.
@@ -86,9 +87,12 @@ pub async fn resolve(plugin: &PluginRef, trust: Option<&Trust>, refresh: bool) -
                 component: Cow::Owned(fetched.component),
                 manifest_digest: Some(fetched.digest),
                 signed_by,
-                from: match fetched.offline {
-                    true => format!("{location} (offline: {})", store.root().display()),
-                    false => format!("{location} (pulled)"),
+                from: match (location, fetched.offline) {
+                    (Location::Layout { .. }, _) => location.to_string(),
+                    (_, true) => {
+                        format!("{location} (from the store in {})", store.root().display())
+                    }
+                    (_, false) => format!("{location} (pulled)"),
                 },
             })
         }

@@ -538,3 +538,51 @@ fn what_other_tooling_pushed_in_the_wasm_oci_format_loads_and_anything_else_is_r
     let (verdicts, errors) = guard_verdicts_with(&sandbox, "engineer", &user, "--handlers");
     assert_eq!(verdicts, ["deny", "allow"], "{errors}");
 }
+
+#[test]
+fn a_managed_install_precompiles_a_distributed_plugin_and_reads_it_from_its_cache_only() {
+    let sandbox = Sandbox::new();
+    let bundle = at(&sandbox, "etc/bundle");
+    let layout = pinned(&ok(&acp(
+        &sandbox,
+        "x",
+        &["plugin", "package", &plugin_file(), &bundle],
+    )));
+    let managed = sandbox.root.join("managed");
+    let org = org_file(
+        &sandbox,
+        "etc/handlers.toml",
+        &layout,
+        &format!("[settings]\ncache_dir = \"{}\"\n", managed.display()),
+    );
+    let output = acp(
+        &sandbox,
+        "x",
+        &["plugin", "precompile", &org.display().to_string()],
+    );
+    assert!(
+        ok(&output).contains(&format!("compiled into {}", managed.display())),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert_eq!(std::fs::read_dir(&managed).unwrap().count(), 1);
+
+    // Loads read it from there: nothing is compiled into the user's cache.
+    let user_cache = sandbox.root.join("user-cache");
+    let requests = format!("{}\n{}\n", titled("rm -rf build"), titled("ls"));
+    let mut command = sandbox.command(&["check", "--format", "json", "-"]);
+    command
+        .env("ACP_GATE_ORG_HANDLERS", &org)
+        .env("ACP_GATE_CACHE_DIR", &user_cache);
+    let output = pipe(&mut command, &requests);
+    let verdicts: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| verdict_of(&serde_json::from_str(l).unwrap(), "guard")["verdict"].clone())
+        .collect();
+    assert_eq!(verdicts, ["deny", "allow"], "{}", stderr(&output));
+    assert!(
+        !user_cache.exists() || std::fs::read_dir(&user_cache).unwrap().next().is_none(),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -51,7 +51,7 @@ use anyhow::Result;
 
 use crate::cache::{CacheDirs, CompileCache, Managed};
 use crate::chain::Chain;
-use crate::config::{LayerPaths, Tier};
+use crate::config::{LayerPaths, PluginRef, Tier};
 use crate::request::SessionContext;
 use crate::runtime::Runtime;
 
@@ -85,7 +85,11 @@ pub async fn load_chain(options: &LoadOptions) -> Result<Chain> {
             .handlers
             .iter()
             .filter(|h| h.tier == Tier::Org)
-            .filter_map(|h| h.sha256.clone())
+            .filter_map(|h| match (&h.sha256, &h.plugin) {
+                (Some(pin), _) => Some(pin.clone()),
+                (None, PluginRef::Oci(location)) => distribution::component_sha256(location),
+                (None, _) => None,
+            })
             .collect(),
     });
     let runtime = Runtime::with_cache(CacheDirs {

@@ -9,6 +9,7 @@ pub mod registry;
 pub mod signature;
 pub mod store;
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -78,6 +79,14 @@ async fn fetch_from_registry(
     if let Some(fetched) = from_store(store, &digest)? {
         return Ok(fetched);
     }
+    // A first pull goes to the network (at load, never while a request waits): say so.
+    if std::io::stderr().is_terminal() {
+        eprintln!(
+            "acp-gate: pulling oci://{} into {} (first use; offline afterwards)…",
+            reference.pinned(&digest),
+            store.root().display()
+        );
+    }
     let Some((manifest, _)) = registry.manifest(&digest).await? else {
         bail!(
             "registry {} has no manifest {digest} in {}",
@@ -121,6 +130,23 @@ fn from_store(store: &Store, digest: &str) -> Result<Option<Fetched>> {
         signatures: store.signatures(digest),
         offline: true,
     }))
+}
+
+/// The sha256 (hexadecimal) of the component a pinned reference names, from the store or the
+/// layout, without the network: how a managed compile cache recognises the org's plugins.
+pub fn component_sha256(location: &Location) -> Option<String> {
+    let digest = location.digest()?;
+    let manifest = match location {
+        Location::Registry(_) => Store::open().ok()?.get(digest)?,
+        Location::Layout { dir, digest } => layout::read(dir, digest).ok()?.0,
+    };
+    let layer = Manifest::parse(&manifest)
+        .ok()?
+        .component_layer()
+        .ok()?
+        .digest
+        .clone();
+    layer.strip_prefix("sha256:").map(str::to_owned)
 }
 
 /// Looks for new signatures of a stored artifact in its registry (after none of the stored

@@ -454,9 +454,14 @@ fn pem_block(text: &str) -> Result<(String, Vec<u8>)> {
         .context("not a PEM file (malformed -----BEGIN line)")?;
     let label = &rest[..label_end];
     let body = &rest[label_end + 5..];
+    let end_line = format!("-----END {label}-----");
     let end = body
-        .find(&format!("-----END {label}-----"))
-        .with_context(|| format!("PEM {label} has no -----END {label}----- line"))?;
+        .find(&end_line)
+        .with_context(|| format!("PEM {label} has no {end_line} line"))?;
+    if label == "EC PARAMETERS" {
+        // `openssl ecparam -genkey` writes the curve's parameters before the key.
+        return pem_block(&body[end + end_line.len()..]);
+    }
     let base64: String = body[..end]
         .chars()
         .filter(|c| !c.is_ascii_whitespace())
@@ -890,6 +895,18 @@ AwEHoUQDQgAE+9E3Qe+h25ofmz3Uo2T004Dfy49iX06MMbxf9rsGmLkOPrS0KYDl
             message.starts_with("unsupported key type Ed25519"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn an_openssl_ecparam_key_reads_past_its_parameters() {
+        let key = PrivateKey::generate();
+        let sec1 = key.key.to_sec1_pem(Default::default()).unwrap();
+        let text = format!(
+            "-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n{}",
+            sec1.as_str()
+        );
+        let read = PrivateKey::from_pem(&text, || unreachable!("not encrypted")).unwrap();
+        assert_eq!(read.public_key(), key.public_key());
     }
 
     #[test]

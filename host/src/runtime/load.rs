@@ -38,7 +38,7 @@ impl Runtime {
         if let Some(pin) = pin
             && !pin.eq_ignore_ascii_case(&digest)
         {
-            bail!("{label}: sha256 mismatch: handlers.toml pins {pin}, the file has {digest}");
+            bail!("{label}: sha256 mismatch: handlers.toml pins {pin}, the component has {digest}");
         }
         let component = self.compile(label, bytes, &digest)?;
         let info = self.describe(&component, digest, bytes.len());

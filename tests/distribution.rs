@@ -586,3 +586,30 @@ fn a_managed_install_precompiles_a_distributed_plugin_and_reads_it_from_its_cach
         stderr(&output)
     );
 }
+
+#[test]
+fn a_projects_file_never_makes_acp_gate_contact_a_registry() {
+    let sandbox = Sandbox::new();
+    let registry = TestRegistry::start(&sandbox);
+    let (_, pushed) = push(&sandbox, &registry, "acme/guard:1.0");
+    org_file(&sandbox, "workspace/.acp-gate/handlers.toml", &pushed, "");
+    let decide = || {
+        let requests = format!("{}\n{}\n", titled("rm -rf build"), titled("ls"));
+        let mut command = sandbox.command(&["check", "--format", "json", "-"]);
+        command.env("ACP_GATE_DATA_DIR", sandbox.root.join("engineer"));
+        let output = pipe(&mut command, &requests);
+        let verdicts: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|l| verdict_of(&serde_json::from_str(l).unwrap(), "guard")["verdict"].clone())
+            .collect();
+        (verdicts, stderr(&output))
+    };
+    // The cloned repository names a plugin this machine does not have: it is not pulled.
+    let (verdicts, errors) = decide();
+    assert_eq!(verdicts, ["deny", "deny"], "{errors}");
+    assert!(errors.contains("acp-gate plugin pull"), "{errors}");
+    // The person pulls it: from then on it runs.
+    ok(&acp(&sandbox, "engineer", &["plugin", "pull", &pushed]));
+    let (verdicts, errors) = decide();
+    assert_eq!(verdicts, ["deny", "allow"], "{errors}");
+}

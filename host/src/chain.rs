@@ -16,7 +16,7 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
 use crate::config::{Control, HandlerSpec, Policy, Tier};
-use crate::distribution::Trust;
+use crate::distribution::{Reach, Trust};
 use crate::request::{OptionKind, PermissionOption, SessionContext, ToolKind, ToolRequest};
 use crate::resolve::{Resolved, resolve};
 use crate::runtime::{Batch, Failure, LoadedPlugin, Ruling, Runtime};
@@ -357,7 +357,12 @@ pub async fn load_plugin(
     trust: Option<&Trust>,
 ) -> Result<(LoadedPlugin, Resolved)> {
     let label = format!("plugin `{}` of handler `{}`", spec.plugin, spec.name);
-    let resolved = resolve(&spec.plugin, trust, false)
+    // A project's file comes with the repository: it never makes acp-gate go to a registry.
+    let reach = match spec.tier {
+        Tier::Project => Reach::StoreOnly,
+        _ => Reach::Registry,
+    };
+    let resolved = resolve(&spec.plugin, trust, reach)
         .await
         .with_context(|| label.clone())?;
     let plugin = runtime.load(

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use crate::builtin;
 use crate::config::PluginRef;
 use crate::distribution::reference::Location;
-use crate::distribution::{self, Trust, store::Store};
+use crate::distribution::{self, Reach, Trust, store::Store};
 
 /// A plugin's component, and what was checked on the way.
 pub struct Resolved {
@@ -23,8 +23,9 @@ pub struct Resolved {
 
 /// The component of `plugin`. With a `[trust]` that requires signatures, every plugin that is
 /// not built in must be signed by a trusted key (a file by its detached `FILE.sig`), else it
-/// does not load; the error says which and why. `refresh` asks the registry for a tag again.
-pub async fn resolve(plugin: &PluginRef, trust: Option<&Trust>, refresh: bool) -> Result<Resolved> {
+/// does not load; the error says which and why. `reach`: how far a distributed plugin may be
+/// fetched from.
+pub async fn resolve(plugin: &PluginRef, trust: Option<&Trust>, reach: Reach) -> Result<Resolved> {
     let required = trust.filter(|t| t.require_signatures);
     match plugin {
         PluginRef::Builtin(name) => Ok(Resolved {
@@ -65,12 +66,12 @@ pub async fn resolve(plugin: &PluginRef, trust: Option<&Trust>, refresh: bool) -
         }
         PluginRef::Oci(location) => {
             let store = Store::open()?;
-            let mut fetched = distribution::fetch(location, &store, refresh).await?;
+            let mut fetched = distribution::fetch(location, &store, reach).await?;
             let signed_by = match required {
                 None => None,
                 Some(trust) => {
                     let mut signer = trust.artifact_signer(&fetched.digest, &fetched.signatures);
-                    if signer.is_err() && fetched.offline {
+                    if signer.is_err() && fetched.offline && reach != Reach::StoreOnly {
                         // Signed since it was pulled, or the key rotated: ask the registry
                         // once; if it cannot be reached, the stored signatures' verdict stands.
                         if distribution::refresh_signatures(location, &store, &mut fetched)

@@ -15,7 +15,7 @@ use crate::distribution::reference::{Location, RegistryRef};
 use crate::distribution::registry::Registry;
 use crate::distribution::signature::{self, PrivateKey, PublicKey};
 use crate::distribution::store::Store;
-use crate::distribution::{self, Trust, TrustedKey, layout};
+use crate::distribution::{self, Reach, Trust, TrustedKey, layout};
 use crate::exit;
 use crate::resolve::resolve;
 use crate::runtime::{Runtime, WIT_VERSION};
@@ -138,7 +138,7 @@ pub async fn push(args: PushArgs) -> Result<u8> {
 pub async fn pull(args: PullArgs) -> Result<u8> {
     let location = location(&args.reference)?;
     let store = Store::open()?;
-    let fetched = distribution::fetch(&location, &store, true).await?;
+    let fetched = distribution::fetch(&location, &store, Reach::Refresh).await?;
     let pinned = match &location {
         Location::Registry(reference) => format!("oci://{}", reference.pinned(&fetched.digest)),
         layout => layout.to_string(),
@@ -187,7 +187,7 @@ pub async fn package(args: PackageArgs) -> Result<u8> {
             }
             Some(location) => {
                 let location = location?;
-                let fetched = distribution::fetch(&location, &store, false).await?;
+                let fetched = distribution::fetch(&location, &store, Reach::Registry).await?;
                 let name = match &location {
                     Location::Registry(r) => {
                         format!("{}:{}", r.repository, r.tag.as_deref().unwrap_or("latest"))
@@ -244,8 +244,7 @@ pub async fn sign(args: SignArgs) -> Result<u8> {
             let location = location?;
             let store = Store::open()?;
             // A tag alone is signed as it is now in the registry, not as it was last pulled.
-            let refresh = location.digest().is_none();
-            let fetched = distribution::fetch(&location, &store, refresh).await?;
+            let fetched = distribution::fetch(&location, &store, Reach::Refresh).await?;
             let identity = match &location {
                 Location::Registry(r) => format!("{}/{}", r.registry, r.repository),
                 Location::Layout { dir, .. } => dir.display().to_string(),
@@ -287,7 +286,7 @@ pub async fn verify(args: VerifyArgs) -> Result<u8> {
         None => PluginRef::File(PathBuf::from(&args.target)),
         Some(location) => PluginRef::Oci(location?),
     };
-    let resolved = resolve(&plugin, Some(&trust), false)
+    let resolved = resolve(&plugin, Some(&trust), Reach::Registry)
         .await
         .with_context(|| args.target.clone())?;
     println!(

@@ -32,10 +32,21 @@ pub struct Fetched {
     pub offline: bool,
 }
 
+/// How far a fetch may go for what the local store does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// The store only: a project's `handlers.toml` comes with a cloned repository, which must
+    /// not make acp-gate contact a registry of its choosing.
+    StoreOnly,
+    /// The registry, for what the store lacks; a tag alone resolves as it last did.
+    Registry,
+    /// The registry, and a tag alone is resolved there again (`plugin pull`, `plugin sign`).
+    Refresh,
+}
+
 /// Fetches a plugin: from the local store when it has the pinned digest, else from the
-/// registry (into the store); an image layout is read where it is. A tag without a digest
-/// resolves to what it last resolved to, unless `refresh` (then the registry is asked).
-pub async fn fetch(location: &Location, store: &Store, refresh: bool) -> Result<Fetched> {
+/// registry (into the store), as far as `reach` allows; an image layout is read where it is.
+pub async fn fetch(location: &Location, store: &Store, reach: Reach) -> Result<Fetched> {
     match location {
         Location::Layout { dir, digest } => {
             let (manifest, component, signatures) = layout::read(dir, digest)?;
@@ -47,23 +58,29 @@ pub async fn fetch(location: &Location, store: &Store, refresh: bool) -> Result<
                 offline: true,
             })
         }
-        Location::Registry(reference) => fetch_from_registry(reference, store, refresh).await,
+        Location::Registry(reference) => fetch_from_registry(reference, store, reach).await,
     }
 }
 
 async fn fetch_from_registry(
     reference: &RegistryRef,
     store: &Store,
-    refresh: bool,
+    reach: Reach,
 ) -> Result<Fetched> {
     let registry = Registry::new(reference);
-    let known = match (&reference.digest, refresh) {
+    let known = match (&reference.digest, reach) {
         (Some(digest), _) => Some(digest.clone()),
-        (None, false) => store.tag(reference),
-        (None, true) => None,
+        (None, Reach::Refresh) => None,
+        (None, _) => store.tag(reference),
+    };
+    let not_in_store = || {
+        anyhow::anyhow!(
+            "oci://{reference} is not in the local store, and a project's handlers.toml does not make acp-gate contact a registry; pull it yourself if you trust it (`acp-gate plugin pull oci://{reference}`)"
+        )
     };
     let digest = match known {
         Some(digest) => digest,
+        None if reach == Reach::StoreOnly => return Err(not_in_store()),
         None => {
             let tag = reference
                 .tag
@@ -78,6 +95,9 @@ async fn fetch_from_registry(
     };
     if let Some(fetched) = from_store(store, &digest)? {
         return Ok(fetched);
+    }
+    if reach == Reach::StoreOnly {
+        return Err(not_in_store());
     }
     // A first pull goes to the network (at load, never while a request waits): say so.
     if std::io::stderr().is_terminal() {

@@ -1,21 +1,28 @@
 //! `policy`: rules of examples/policies/team-policy.toml judged by `builtin:org-policy` through
 //! the sandbox (a fresh instance per decision, as the chain runs it) against the same rules in
-//! Rego (`policy.rego`) evaluated in-process by regorus, on the same normalised requests; and
-//! the org-policy code natively, for scale.
+//! Rego (`policy.rego`) evaluated in-process by regorus, and in Cedar (`policy.cedar`) evaluated
+//! in-process by cedar-policy, on the same normalised requests; and the org-policy code
+//! natively, for scale.
 
+use std::collections::BTreeSet;
 use std::time::Instant;
 
-use anyhow::{Context, Result, ensure};
+use anyhow::{Context, Result, bail, ensure};
+use cedar_policy::{
+    Authorizer, Decision, Effect, Entities, EntityUid, PolicySet, Request, RestrictedExpression,
+    Schema, ValidationMode, Validator,
+};
 use serde_json::{Value, json};
 
 use acp_gate::builtin;
 use acp_gate::config::PluginRef;
+use acp_gate::request::ToolRequest;
 use acp_gate::runtime::Limits;
 
 use crate::native::{self, to_plugin_request};
-use crate::{Comparison, Fixture, Report, Stats, permission_params, repo, same_decision};
+use crate::{Comparison, Fixture, Report, Stats, Target, permission_params, repo, same_decision};
 
-/// The team policy's rules that `policy.rego` restates.
+/// The team policy's rules that `policy.rego` and `policy.cedar` restate.
 const RULES: [&str; 7] = [
     "cargo",
     "read-only-git",
@@ -49,11 +56,11 @@ fn team_policy_rules() -> Result<Vec<Value>> {
 
 pub async fn compare(fixture: &Fixture, report: &mut Report) -> Result<()> {
     report.section(
-        "org policy: team-policy rules through the sandbox (fresh instance) vs the same rules in Rego (regorus, in-process)",
+        "org policy: team-policy rules through the sandbox (fresh instance) vs the same rules in Rego (regorus, in-process) and in Cedar (cedar-policy, in-process)",
     );
     let team = team_policy_rules()?;
     // Without their `match` / `not_match` examples, which org-policy checks on every decision
-    // and Rego has no counterpart for.
+    // and Rego and Cedar have no counterpart for.
     let rules: Vec<Value> = team
         .iter()
         .filter(|rule| RULES.iter().any(|name| rule["name"] == *name))
@@ -79,6 +86,7 @@ pub async fn compare(fixture: &Fixture, report: &mut Report) -> Result<()> {
     let mut engine = regorus::Engine::new();
     engine.add_policy("policy.rego".into(), include_str!("policy.rego").into())?;
     let rule = "data.acpgate.decision".to_owned();
+    let cedar = Cedar::new()?;
     let limits = Limits::default();
 
     for (expected, command) in COMMANDS {
@@ -99,6 +107,7 @@ pub async fn compare(fixture: &Fixture, report: &mut Report) -> Result<()> {
         println!("command `{command}` -> {decided}");
         ensure!(decided == expected, "org-policy: {decided} for `{command}`");
         same_decision(command, decided, ("Rego", &rego()?))?;
+        same_decision(command, decided, ("Cedar", cedar.decide(&request)?))?;
         let natively = native().map_err(anyhow::Error::msg)?;
         same_decision(
             command,
@@ -106,7 +115,8 @@ pub async fn compare(fixture: &Fixture, report: &mut Report) -> Result<()> {
             ("plain Rust", native::verdict_name(&natively)),
         )?;
 
-        let (mut ours, mut baseline, mut plain) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut ours, mut baseline, mut plain, mut in_cedar) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..EVALUATIONS {
             let started = Instant::now();
             std::hint::black_box(
@@ -122,15 +132,29 @@ pub async fn compare(fixture: &Fixture, report: &mut Report) -> Result<()> {
             let started = Instant::now();
             let _ = std::hint::black_box(native());
             plain.push(started.elapsed());
+            let started = Instant::now();
+            let decision = cedar.decide(&request);
+            in_cedar.push(started.elapsed());
+            same_decision(command, decided, ("Cedar", decision?))?;
         }
+        let ours = Stats::micros(&ours);
         report.add(
             Comparison::new(
                 format!("policy/{expected}"),
                 "µs",
-                ("org-policy, sandboxed", Stats::micros(&ours)),
+                ("org-policy, sandboxed", ours),
                 ("Rego (regorus)", Stats::micros(&baseline)),
             )
             .extra_stats("native", Stats::micros(&plain)),
+        );
+        report.add(
+            Comparison::new(
+                format!("policy/{expected}/cedar"),
+                "µs",
+                ("org-policy, sandboxed", ours),
+                ("Cedar (cedar-policy)", Stats::micros(&in_cedar)),
+            )
+            .target(Target::AtMost(2.0, "≤ 2× Cedar")),
         );
     }
 
@@ -161,4 +185,159 @@ pub async fn compare(fixture: &Fixture, report: &mut Report) -> Result<()> {
         ("plain Rust", Stats::micros(&plain)),
     ));
     Ok(())
+}
+
+/// The rules in Cedar (`policy.cedar`), parsed and validated against `policy.cedarschema` once;
+/// a decision is then one `is_authorized` per unit of the request (why: policy.cedar).
+struct Cedar {
+    authorizer: Authorizer,
+    policies: PolicySet,
+    /// Empty: the policies read only the request's context.
+    entities: Entities,
+    /// The principal and resource of every Cedar request: `Agent::"agent"`, `Workspace::"bench"`.
+    agent: EntityUid,
+    workspace: EntityUid,
+    /// The actions: `run` for a simple command, `call` for a request without a command.
+    run: EntityUid,
+    call: EntityUid,
+}
+
+impl Cedar {
+    fn new() -> Result<Cedar> {
+        let policies: PolicySet = include_str!("policy.cedar").parse()?;
+        let (schema, _) = Schema::from_cedarschema_str(include_str!("policy.cedarschema"))?;
+        let validation = Validator::new(schema).validate(&policies, ValidationMode::Strict);
+        ensure!(
+            validation.validation_passed_without_warnings(),
+            "policy.cedar: {validation}"
+        );
+        // What `decide` relies on: a `permit` allows, a `forbid` denies or asks; and the policies
+        // restate the rules org-policy is given, no more, no fewer.
+        let mut restated = BTreeSet::new();
+        for policy in policies.policies() {
+            let decision = policy.annotation("decision");
+            let consistent = match policy.effect() {
+                Effect::Permit => decision == Some("allow"),
+                Effect::Forbid => matches!(decision, Some("deny" | "ask")),
+            };
+            ensure!(
+                consistent,
+                "policy.cedar: a {:?} policy with @decision {decision:?}",
+                policy.effect()
+            );
+            restated.insert(
+                policy
+                    .annotation("rule")
+                    .context("policy.cedar: a policy without @rule")?,
+            );
+        }
+        ensure!(
+            restated == BTreeSet::from(RULES),
+            "policy.cedar restates {restated:?}, not {RULES:?}"
+        );
+        Ok(Cedar {
+            authorizer: Authorizer::new(),
+            policies,
+            entities: Entities::empty(),
+            agent: r#"Agent::"agent""#.parse()?,
+            workspace: r#"Workspace::"bench""#.parse()?,
+            run: r#"Action::"run""#.parse()?,
+            call: r#"Action::"call""#.parse()?,
+        })
+    }
+
+    /// The decision on `request`: each unit judged by one Cedar request, and the units folded as
+    /// org-policy folds them (`judge`, plugins/org-policy/src/policy.rs). A Cedar evaluation
+    /// error (which Cedar would skip the policy for) is an error.
+    fn decide(&self, request: &ToolRequest) -> Result<&'static str> {
+        let string = |s: &str| RestrictedExpression::new_string(s.to_owned());
+        let kind = || ("kind".to_owned(), string(request.kind.as_str()));
+        let shell = request
+            .command
+            .as_ref()
+            .and_then(|c| c.shell.as_deref())
+            .unwrap_or_default();
+        let mut units = Vec::new();
+        for command in simple_commands(shell) {
+            let context = cedar_policy::Context::from_pairs([
+                kind(),
+                ("program".to_owned(), string(&command.program)),
+                ("subcommand".to_owned(), string(command.subcommand)),
+                ("words".to_owned(), string(&command.words)),
+            ])?;
+            units.push((&self.run, context));
+        }
+        if units.is_empty() {
+            units.push((&self.call, cedar_policy::Context::from_pairs([kind()])?));
+        }
+        let (mut deny, mut ask, mut allowed) = (false, false, true);
+        for (action, context) in units {
+            // No schema here: policy.cedar was validated against it once, and the contexts above
+            // have the shapes it declares (a mistake shows as an evaluation error).
+            let cedar_request = Request::new(
+                self.agent.clone(),
+                action.clone(),
+                self.workspace.clone(),
+                context,
+                None,
+            )?;
+            let response =
+                self.authorizer
+                    .is_authorized(&cedar_request, &self.policies, &self.entities);
+            if let Some(error) = response.diagnostics().errors().next() {
+                bail!("policy.cedar: {error}");
+            }
+            allowed &= response.decision() == Decision::Allow;
+            // The policies that decided: on an allow the satisfied `permit`s (nothing to add); on
+            // a deny the satisfied `forbid`s, or none when no rule matched the unit.
+            for id in response.diagnostics().reason() {
+                match self.policies.annotation(id, "decision") {
+                    Some("deny") => deny = true,
+                    Some("ask") => ask = true,
+                    _ => {}
+                }
+            }
+        }
+        Ok(if deny {
+            "deny"
+        } else if ask {
+            "ask"
+        } else if allowed {
+            "allow"
+        } else {
+            "abstain"
+        })
+    }
+}
+
+/// A simple command as policy.rego sees it, in the strings policy.cedar's context has (see
+/// policy.cedarschema).
+struct SimpleCommand<'a> {
+    program: String,
+    subcommand: &'a str,
+    words: String,
+}
+
+/// The simple commands of a command line, split as policy.rego splits them: on control
+/// operators, then words on whitespace; empty pieces dropped.
+fn simple_commands(shell: &str) -> impl Iterator<Item = SimpleCommand<'_>> {
+    shell.split(['&', '|', ';', '\n']).filter_map(|piece| {
+        let mut words = piece.split_whitespace();
+        let first = words.next()?;
+        let program = first
+            .rsplit_once('/')
+            .map_or(first, |(_, name)| name)
+            .to_lowercase();
+        let rest: Vec<&str> = words.collect();
+        let mut text = format!(" {program} ");
+        for word in &rest {
+            text.push_str(word);
+            text.push(' ');
+        }
+        Some(SimpleCommand {
+            subcommand: rest.first().copied().unwrap_or_default(),
+            program,
+            words: text,
+        })
+    })
 }

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
+use super::plugin::{read, runtime};
 use crate::args::OutputFormat;
-use crate::cache::CompileCache;
 use crate::chain::load_plugin;
 use crate::config::{self, LayerPaths, PluginRef, Tier};
 use crate::distribution::artifact::{Packaged, Signature};
@@ -18,7 +18,7 @@ use crate::distribution::store::Store;
 use crate::distribution::{self, Reach, Trust, TrustedKey, layout};
 use crate::exit;
 use crate::resolve::resolve;
-use crate::runtime::{Runtime, WIT_VERSION};
+use crate::runtime::WIT_VERSION;
 use crate::style::Style;
 
 #[derive(Args)]
@@ -72,14 +72,6 @@ pub struct KeygenArgs {
     /// Writes PREFIX.key (encrypted with `$COSIGN_PASSWORD`, in cosign's format) and PREFIX.pub.
     #[arg(long, default_value = "acp-gate", value_name = "PREFIX")]
     output_key_prefix: String,
-}
-
-fn runtime() -> Result<std::sync::Arc<Runtime>> {
-    Runtime::new(CompileCache::default_dir())
-}
-
-fn read(file: &Path) -> Result<Vec<u8>> {
-    std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))
 }
 
 /// A component checked to be an acp-gate plugin, packaged as a Wasm OCI artifact.
@@ -156,11 +148,16 @@ pub async fn pull(args: PullArgs) -> Result<u8> {
     Ok(exit::OK)
 }
 
+/// An `oci://` / `oci-layout://` reference (a relative layout taken from the current
+/// directory); `None` for anything else (a plugin file, for the commands that take one).
+fn distributed(text: &str) -> Result<Option<Location>> {
+    Location::parse(text, &std::env::current_dir()?).transpose()
+}
+
 /// An `oci://` / `oci-layout://` reference, or a bare `REGISTRY/REPOSITORY…`.
 fn location(text: &str) -> Result<Location> {
-    let cwd = std::env::current_dir()?;
-    match Location::parse(text, &cwd) {
-        Some(location) => location,
+    match distributed(text)? {
+        Some(location) => Ok(location),
         None => RegistryRef::parse(text).map(Location::Registry),
     }
 }
@@ -170,7 +167,7 @@ pub async fn package(args: PackageArgs) -> Result<u8> {
     let dir = std::path::absolute(dir)?;
     let store = Store::open()?;
     for item in items {
-        let digest = match Location::parse(item, &std::env::current_dir()?) {
+        let digest = match distributed(item)? {
             None => {
                 let file = Path::new(item);
                 let packaged = package_file(file)?;
@@ -186,7 +183,6 @@ pub async fn package(args: PackageArgs) -> Result<u8> {
                 packaged.digest()
             }
             Some(location) => {
-                let location = location?;
                 let fetched = distribution::fetch(&location, &store, Reach::Registry).await?;
                 let name = match &location {
                     Location::Registry(r) => {
@@ -226,8 +222,7 @@ pub async fn sign(args: SignArgs) -> Result<u8> {
     let key =
         PrivateKey::from_pem(&pem, password).with_context(|| format!("{}", args.key.display()))?;
     let fingerprint = key.public_key().fingerprint();
-    let cwd = std::env::current_dir()?;
-    match Location::parse(&args.target, &cwd) {
+    match distributed(&args.target)? {
         None => {
             let file = Path::new(&args.target);
             let signature = key.sign(&read(file)?);
@@ -241,7 +236,6 @@ pub async fn sign(args: SignArgs) -> Result<u8> {
             );
         }
         Some(location) => {
-            let location = location?;
             let store = Store::open()?;
             // A tag alone is signed as it is now in the registry, not as it was last pulled.
             let fetched = distribution::fetch(&location, &store, Reach::Refresh).await?;
@@ -281,10 +275,9 @@ pub async fn verify(args: VerifyArgs) -> Result<u8> {
         require_signatures: true,
         origin: "--key".into(),
     };
-    let cwd = std::env::current_dir()?;
-    let plugin = match Location::parse(&args.target, &cwd) {
+    let plugin = match distributed(&args.target)? {
         None => PluginRef::File(PathBuf::from(&args.target)),
-        Some(location) => PluginRef::Oci(location?),
+        Some(location) => PluginRef::Oci(location),
     };
     let resolved = resolve(&plugin, Some(&trust), Reach::Registry)
         .await

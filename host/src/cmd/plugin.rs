@@ -181,11 +181,12 @@ fn parse_grants(names: &[String], key: &str) -> Result<BTreeSet<Grant>> {
         .collect()
 }
 
-fn runtime() -> Result<std::sync::Arc<Runtime>> {
+/// A runtime with the user's compile cache, for the commands that load one plugin.
+pub(super) fn runtime() -> Result<std::sync::Arc<Runtime>> {
     Runtime::new(CompileCache::default_dir())
 }
 
-fn read(file: &Path) -> Result<Vec<u8>> {
+pub(super) fn read(file: &Path) -> Result<Vec<u8>> {
     std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))
 }
 

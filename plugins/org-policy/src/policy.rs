@@ -11,6 +11,9 @@ use crate::commands::{self, Commands};
 use crate::config::{Example, ExampleRequest, tool_kind};
 use crate::rules::{Decision, Places, RequestFacts, Rule};
 
+mod index;
+use index::{Index, Tried};
+
 /// What the rules look at in a request.
 #[derive(Clone, Debug)]
 pub struct Facts {
@@ -189,90 +192,167 @@ fn absolute(path: &str, places: &Places) -> String {
     format!("/{}", segments.join("/"))
 }
 
-/// The verdict of `rules` on a request.
+/// The verdict of `rules` on a request, trying every rule: the reference [`Policy::judge`]
+/// must agree with.
 ///
 /// The request is judged in units: one per simple command of a parsed command, else one for
 /// the whole request. In each unit, of the rules that fire there, only those of the highest
 /// `priority` count. Any counted deny denies, then any counted ask asks; an allow needs every
 /// unit covered by a counted allow (a `bash -c SCRIPT` unit needs none: SCRIPT's commands do).
 pub fn judge(rules: &[Rule], facts: &Facts) -> Verdict {
-    let commands: &[commands::SimpleCommand] = match &facts.commands {
-        Commands::Parsed(c) if !c.is_empty() => c,
-        _ => &[],
-    };
-    let units = commands.len().max(1);
-    // For each unit, the rules that fire there.
-    let mut firing: Vec<Vec<&Rule>> = vec![Vec::new(); units];
+    let mut firing = Firing::new(facts);
     let request = facts.request_facts();
     for rule in rules {
-        if !rule.request_conditions_hold(&request) {
-            continue;
+        if rule.request_conditions_hold(&request) {
+            firing.add(rule, facts, 0..firing.commands.len());
         }
+    }
+    firing.verdict(facts)
+}
+
+/// Rules compiled once, with the index that finds the few that can fire on a request.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    rules: Vec<Rule>,
+    index: Index,
+    /// Whether a rule has `domains`.
+    urls: bool,
+}
+
+impl Policy {
+    /// Indexes `rules`, keeping their order (each unit's rules, and so the reasons, follow it).
+    pub fn new(rules: Vec<Rule>) -> Policy {
+        Policy {
+            index: Index::new(&rules),
+            urls: rules.iter().any(Rule::judges_urls),
+            rules,
+        }
+    }
+
+    /// The rules, in their order.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// Whether a rule looks at the URLs a request fetches ([`Facts::of_request`]'s `urls`).
+    pub fn judges_urls(&self) -> bool {
+        self.urls
+    }
+
+    /// The verdict of the rules on a request: [`judge`]'s, from the index's candidates only
+    /// (a rule it leaves out cannot fire on the request), visited in rule order.
+    pub fn judge(&self, facts: &Facts) -> Verdict {
+        let mut firing = Firing::new(facts);
+        let request = facts.request_facts();
+        let candidates = self.index.candidates(facts);
+        for group in candidates.chunk_by(|a, b| a.0 == b.0) {
+            let rule = &self.rules[group[0].0];
+            if !rule.request_conditions_hold(&request) {
+                continue;
+            }
+            let every = 0..firing.commands.len();
+            let tried = group.iter().flat_map(|&(_, tried)| match tried {
+                Tried::Command(at) => at..at + 1,
+                Tried::Every => every.clone(),
+            });
+            firing.add(rule, facts, tried);
+        }
+        firing.verdict(facts)
+    }
+}
+
+/// For each unit of a request, the rules that fire there, in the order they were added.
+struct Firing<'f, 'r> {
+    /// The simple commands of a parsed command, one unit each; empty otherwise (one unit).
+    commands: &'f [commands::SimpleCommand],
+    units: Vec<Vec<&'r Rule>>,
+}
+
+impl<'f, 'r> Firing<'f, 'r> {
+    fn new(facts: &'f Facts) -> Firing<'f, 'r> {
+        let commands: &[commands::SimpleCommand] = match &facts.commands {
+            Commands::Parsed(c) if !c.is_empty() => c,
+            _ => &[],
+        };
+        Firing {
+            commands,
+            units: vec![Vec::new(); commands.len().max(1)],
+        }
+    }
+
+    /// Adds `rule`, whose request conditions hold, to the units where it fires. Its command
+    /// conditions are tried on the simple commands numbered `tried` only (the rest must be
+    /// known not to match; each number once).
+    fn add(&mut self, rule: &'r Rule, facts: &Facts, tried: impl Iterator<Item = usize>) {
         match (&facts.commands, rule.judges_commands()) {
-            (_, false) => firing.iter_mut().for_each(|unit| unit.push(rule)),
+            (_, false) => self.units.iter_mut().for_each(|unit| unit.push(rule)),
             (Commands::None, true) => {}
             (Commands::Parsed(_), true) => {
-                for (i, c) in commands.iter().enumerate() {
-                    if rule.matches_command(c) {
-                        firing[i].push(rule);
+                for i in tried {
+                    if rule.matches_command(&self.commands[i]) {
+                        self.units[i].push(rule);
                     }
                 }
             }
             (Commands::Unparseable { raw, pieces, .. }, true) => {
                 if rule.matches_raw(raw, pieces) {
-                    firing[0].push(rule);
+                    self.units[0].push(rule);
                 }
             }
         }
     }
-    let mut denies: Vec<&Rule> = Vec::new();
-    let mut asks: Vec<&Rule> = Vec::new();
-    let mut first_allow: Option<&Rule> = None;
-    let mut covered = true;
-    for (i, unit) in firing.iter().enumerate() {
-        let top = unit.iter().map(|r| r.priority).max();
-        let counted = unit.iter().filter(|r| Some(r.priority) == top);
-        let mut allowed = commands.get(i).is_some_and(|c| c.needs_no_allow());
-        for rule in counted {
-            let list = match rule.decision {
-                Decision::Deny => &mut denies,
-                Decision::Ask => &mut asks,
-                Decision::Allow => {
-                    allowed = true;
-                    first_allow.get_or_insert(rule);
-                    continue;
+
+    /// The verdict of the rules that fire, per unit (see [`judge`]).
+    fn verdict(&self, facts: &Facts) -> Verdict {
+        let mut denies: Vec<&Rule> = Vec::new();
+        let mut asks: Vec<&Rule> = Vec::new();
+        let mut first_allow: Option<&Rule> = None;
+        let mut covered = true;
+        for (i, unit) in self.units.iter().enumerate() {
+            let top = unit.iter().map(|r| r.priority).max();
+            let counted = unit.iter().filter(|r| Some(r.priority) == top);
+            let mut allowed = self.commands.get(i).is_some_and(|c| c.needs_no_allow());
+            for rule in counted {
+                let list = match rule.decision {
+                    Decision::Deny => &mut denies,
+                    Decision::Ask => &mut asks,
+                    Decision::Allow => {
+                        allowed = true;
+                        first_allow.get_or_insert(rule);
+                        continue;
+                    }
+                };
+                if !list.iter().any(|r| std::ptr::eq(*r, *rule)) {
+                    list.push(rule);
                 }
-            };
-            if !list.iter().any(|r| std::ptr::eq(*r, *rule)) {
-                list.push(rule);
             }
+            covered &= allowed;
         }
-        covered &= allowed;
-    }
-    let reasons = |rules: &[&Rule]| {
-        rules
-            .iter()
-            .map(|r| format!("{} [{}]", r.reason, r.name))
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
-    if !denies.is_empty() {
-        return Verdict::Deny(reasons(&denies));
-    }
-    if !asks.is_empty() {
-        return Verdict::Ask(reasons(&asks));
-    }
-    let Some(first) = first_allow else {
-        return Verdict::Abstain;
-    };
-    match &facts.commands {
-        Commands::Unparseable { error, .. } => Verdict::Ask(format!(
-            "the command cannot be parsed ({error}), so allow rule `{}` does not apply",
-            first.name
-        )),
-        // Every simple command must be covered; `true && x` is not allowed by a rule for `true`.
-        _ if covered => Verdict::Allow,
-        _ => Verdict::Abstain,
+        let reasons = |rules: &[&Rule]| {
+            rules
+                .iter()
+                .map(|r| format!("{} [{}]", r.reason, r.name))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        if !denies.is_empty() {
+            return Verdict::Deny(reasons(&denies));
+        }
+        if !asks.is_empty() {
+            return Verdict::Ask(reasons(&asks));
+        }
+        let Some(first) = first_allow else {
+            return Verdict::Abstain;
+        };
+        match &facts.commands {
+            Commands::Unparseable { error, .. } => Verdict::Ask(format!(
+                "the command cannot be parsed ({error}), so allow rule `{}` does not apply",
+                first.name
+            )),
+            // Every simple command must be covered; `true && x` is not allowed by a rule for `true`.
+            _ if covered => Verdict::Allow,
+            _ => Verdict::Abstain,
+        }
     }
 }
 

@@ -250,7 +250,7 @@ fn domain_matches(pattern: &str, host: &str) -> bool {
 }
 
 /// Where relative globs and `~/` point.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Places {
     pub home: String,
     /// The first workspace root, if the session has one.
@@ -298,16 +298,15 @@ pub fn prefix_matches(prefix: &[Token], words: &[Word], generous: bool) -> bool 
     let (Some(first), Some(head)) = (prefix.first(), words.first()) else {
         return false;
     };
-    if head.dynamic
-        || !first
-            .alternatives()
-            .iter()
-            .any(|a| program_name(a) == program_name(&head.text))
-    {
+    if head.dynamic {
+        return false;
+    }
+    let name = program_name(&head.text);
+    if !first.alternatives().iter().any(|a| program_name(a) == name) {
         return false;
     }
     let mut rest = &words[1..];
-    if generous && program_name(&head.text) == "git" {
+    if generous && name == "git" {
         rest = skip_options(rest, GIT_VALUED);
     }
     prefix[1..].len() <= rest.len()

@@ -21,33 +21,69 @@
 //! assert!(matches!(evaluate(&request("npm test; make"), &config), Ok(Verdict::Abstain)));
 //! ```
 //!
-//! The pure logic lives in plain modules (`config` -> `rules` -> `policy`, with `commands` reading
-//! shell through the shared `acp-gate-shell` crate) and is tested natively; only the export at the bottom is
-//! WebAssembly glue.
+//! The pure logic lives in plain modules (`config` -> `rules` -> `policy`, whose `index` finds
+//! the few rules that can fire on a request; `commands` reads shell through the shared
+//! `acp-gate-shell` crate) and is tested natively; only the export at the bottom is WebAssembly
+//! glue. Loaded by acp-gate, the rules are compiled, indexed and their examples checked once,
+//! at load ([`Ready`], the `prepare` export): each request's fresh instance starts from that.
 
 pub mod commands;
 pub mod config;
 pub mod policy;
 pub mod rules;
 
-use acp_gate_plugin::{Plugin, Request, Verdict};
+use acp_gate_plugin::{Places, Plugin, Prepare, Request, Verdict};
 
 pub use config::Config;
-use policy::{Facts, check_examples, judge, places};
+use policy::{Facts, Policy, check_examples, places};
+use rules::Places as RulePlaces;
 
 /// Compiles the rules, checks their examples, then judges the request (no rules: abstains at
 /// once). A bad rule or a failing example is an error (the host applies the handler's
-/// `on_error`, never allow). Nothing is cached: the host gives every request a fresh instance.
+/// `on_error`, never allow). Loaded by acp-gate, the first two steps run once per load
+/// ([`Ready`]); here, for one request, they run every time.
 pub fn evaluate(request: &Request, config: &Config) -> Result<Verdict, String> {
-    let rules = config.compile()?;
-    if rules.is_empty() {
+    match Ready::new(config, places_of(request))? {
+        Some(ready) => ready.judge(request),
         // No rules (the default chain's): nothing to read the request for.
-        return Ok(Verdict::Abstain);
+        None => Ok(Verdict::Abstain),
     }
-    let places = places(&request.home_dir, &request.workspace_roots, &request.cwd);
-    check_examples(&rules, &places)?;
-    let urls = rules.iter().any(|r| r.judges_urls());
-    Ok(judge(&rules, &Facts::of_request(request, urls)))
+}
+
+/// A config made ready: its rules compiled and indexed, their examples checked in `checked`.
+pub struct Ready {
+    policy: Policy,
+    checked: RulePlaces,
+}
+
+impl Ready {
+    /// `None` when there are no rules.
+    pub fn new(config: &Config, places: RulePlaces) -> Result<Option<Ready>, String> {
+        let rules = config.compile()?;
+        if rules.is_empty() {
+            return Ok(None);
+        }
+        check_examples(&rules, &places)?;
+        Ok(Some(Ready {
+            policy: Policy::new(rules),
+            checked: places,
+        }))
+    }
+
+    /// The verdict on `request`. Examples say what the rules do in a home and a workspace:
+    /// they are checked again in a request's own, when those are not the ones checked.
+    pub fn judge(&self, request: &Request) -> Result<Verdict, String> {
+        let places = places_of(request);
+        if places != self.checked {
+            check_examples(self.policy.rules(), &places)?;
+        }
+        let facts = Facts::of_request(request, self.policy.judges_urls());
+        Ok(self.policy.judge(&facts))
+    }
+}
+
+fn places_of(request: &Request) -> RulePlaces {
+    places(&request.home_dir, &request.workspace_roots, &request.cwd)
 }
 
 /// The plugin as the SDK exports it.
@@ -61,6 +97,18 @@ impl Plugin for OrgPolicy {
     }
 }
 
-acp_gate_plugin::export_plugin!(OrgPolicy);
+impl Prepare for OrgPolicy {
+    type Ready = Ready;
+
+    fn prepare(config: &Config, at: &Places) -> Result<Option<Ready>, String> {
+        Ready::new(config, places(&at.home_dir, &at.workspace_roots, &at.cwd))
+    }
+
+    fn evaluate_ready(request: &Request, ready: &Ready) -> Result<Verdict, String> {
+        ready.judge(request)
+    }
+}
+
+acp_gate_plugin::export_prepared_plugin!(OrgPolicy);
 
 pub use acp_gate_plugin::testing;

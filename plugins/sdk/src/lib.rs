@@ -31,11 +31,13 @@
 //! own type; a table that does not deserialise is an error, which the host turns into the
 //! handler's `on_error` verdict (never `allow`). So is a panic.
 
-/// The bindings generated from `wit/plugin.wit`. Plugins rarely need them directly.
+/// The bindings generated from `wit/plugin.wit`, for its `prepared-plugin` world: every plugin
+/// built with this crate exports `prepare` (one that keeps nothing unless it implements
+/// [`Prepare`]). Plugins rarely need them directly.
 pub mod bindings {
     wit_bindgen::generate!({
         path: "../../wit",
-        world: "plugin",
+        world: "prepared-plugin",
         pub_export_macro: true,
         export_macro_name: "__export_plugin_world",
         default_bindings_module: "acp_gate_plugin::bindings",
@@ -47,6 +49,7 @@ pub use bindings::acp_gate::plugin::types::{
     Access, CommandLine, Diff, OptionKind, PathRef, PermissionOption, Request, RequestSource,
     ToolKind, Verdict,
 };
+pub use bindings::exports::acp_gate::plugin::prepare::Places;
 
 impl ToolKind {
     /// The kind's name as ACP and `handlers.toml` write it (`switch_mode`, not WIT's
@@ -85,10 +88,62 @@ pub fn evaluate_with<P: Plugin>(request: &Request, config: &str) -> Result<Verdi
     P::evaluate(request, &config)
 }
 
-/// Exports a [`Plugin`] implementation as the component's `handler` interface.
+/// A plugin whose config is worth turning into a ready state once per load (compiled rules,
+/// checked examples) instead of once per request: the host snapshots the instance after
+/// [`Prepare::prepare`], and each request's fresh instance starts from that memory and is
+/// asked [`Prepare::evaluate_ready`]. Export it with [`export_prepared_plugin!`].
+pub trait Prepare: Plugin {
+    /// What a config becomes. It lives in the snapshot's memory for the instance's life.
+    type Ready: Send + Sync + 'static;
+
+    /// Makes the ready state, for requests that will most likely have `places`. `Ok(None)`:
+    /// nothing worth keeping. `Err`: the config is broken; the handler does not load.
+    fn prepare(config: &Self::Config, places: &Places) -> Result<Option<Self::Ready>, String>;
+
+    /// Judges `request` from the ready state. It must decide as [`Plugin::evaluate`] would
+    /// with the prepared config, whatever the request's places (redo what depends on them when
+    /// they are not the prepared ones).
+    fn evaluate_ready(request: &Request, ready: &Self::Ready) -> Result<Verdict, String>;
+}
+
+/// The ready state prepared in this instance's memory (in the snapshot acp-gate makes of it).
+pub type Prepared<P> = std::sync::OnceLock<<P as Prepare>::Ready>;
+
+/// Parses `config`, calls `P::prepare` and keeps what it made in `cell`; what
+/// [`export_prepared_plugin!`] wires to the `prepare` export.
+pub fn prepare_with<P: Prepare>(
+    cell: &Prepared<P>,
+    config: &str,
+    places: &Places,
+) -> Result<bool, String> {
+    let parsed: P::Config =
+        serde_json::from_str(config).map_err(|e| format!("invalid [handler.config]: {e}"))?;
+    let Some(ready) = P::prepare(&parsed, places)? else {
+        return Ok(false);
+    };
+    Ok(cell.set(ready).is_ok())
+}
+
+/// Judges `request` from the ready state in `cell`; what [`export_prepared_plugin!`] wires to
+/// the `judge` export. An error when nothing was prepared.
+pub fn judge_with<P: Prepare>(cell: &Prepared<P>, request: &Request) -> Result<Verdict, String> {
+    let ready = cell
+        .get()
+        .ok_or("`judge` called on an instance that was not prepared")?;
+    P::evaluate_ready(request, ready)
+}
+
+/// Exports a [`Plugin`] implementation as the component's `handler` interface (and a
+/// `prepare` that keeps nothing: the host then runs it as a plugin without one).
 #[macro_export]
 macro_rules! export_plugin {
     ($plugin:ty) => {
+        $crate::export_plugin!(@world $plugin,
+            |_config, _places| ::std::result::Result::Ok(false),
+            |_request| ::std::result::Result::Err("this plugin prepares nothing".into())
+        );
+    };
+    (@world $plugin:ty, $prepare:expr, $judge:expr) => {
         #[doc(hidden)]
         pub struct __AcpGateExport;
 
@@ -101,10 +156,41 @@ macro_rules! export_plugin {
             }
         }
 
+        impl $crate::bindings::exports::acp_gate::plugin::prepare::Guest for __AcpGateExport {
+            fn prepare(
+                config: ::std::string::String,
+                places: $crate::Places,
+            ) -> ::std::result::Result<bool, ::std::string::String> {
+                let prepare: fn(&str, &$crate::Places) -> _ = $prepare;
+                prepare(&config, &places)
+            }
+
+            fn judge(
+                request: $crate::Request,
+            ) -> ::std::result::Result<$crate::Verdict, ::std::string::String> {
+                let judge: fn(&$crate::Request) -> _ = $judge;
+                judge(&request)
+            }
+        }
+
         // Only a wasm build exports the world: natively (unit tests of the plugin's logic) the
         // canonical-ABI exports do not link into a cdylib.
         #[cfg(target_arch = "wasm32")]
         $crate::bindings::__export_plugin_world!(__AcpGateExport with_types_in $crate::bindings);
+    };
+}
+
+/// Exports a [`Prepare`] implementation as the component's `handler` and `prepare` interfaces.
+#[macro_export]
+macro_rules! export_prepared_plugin {
+    ($plugin:ty) => {
+        #[doc(hidden)]
+        static __ACP_GATE_READY: $crate::Prepared<$plugin> = ::std::sync::OnceLock::new();
+
+        $crate::export_plugin!(@world $plugin,
+            |config, places| $crate::prepare_with::<$plugin>(&__ACP_GATE_READY, config, places),
+            |request| $crate::judge_with::<$plugin>(&__ACP_GATE_READY, request)
+        );
     };
 }
 

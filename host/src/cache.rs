@@ -90,25 +90,11 @@ impl CompileCache {
         digest: &str,
         compile: impl FnOnce() -> Result<Component>,
     ) -> Result<Component> {
-        let name = format!("{digest}-{}.cwasm", self.engine_key);
-        let managed = self.dirs.managed.as_ref();
-        let (path, writable) = match (&self.dirs.writable, managed) {
-            (Some(dir), _) if self.dirs.precompile => (dir.join(name), true),
-            (_, Some(managed)) if managed.digests.contains(digest) => {
-                (managed.dir.join(name), false)
-            }
-            (Some(dir), _) => (dir.join(name), true),
-            (None, _) => return compile(),
+        let Some((path, writable)) = self.entry(digest) else {
+            return compile();
         };
-        match self.read(&path, digest) {
-            Ok(Some(component)) => return Ok(component),
-            Ok(None) if !writable => eprintln!(
-                "acp-gate: {}: no compiled plugin there; compiling it in memory (`acp-gate \
-                 plugin precompile` fills the org's cache)",
-                path.display()
-            ),
-            Ok(None) => {}
-            Err(error) => eprintln!("acp-gate: {error:#}; compiling the plugin again"),
+        if let Some(component) = self.read_reporting(&path, digest, writable) {
+            return Ok(component);
         }
         let component = compile()?;
         if writable {
@@ -124,6 +110,41 @@ impl CompileCache {
             }
         }
         Ok(component)
+    }
+
+    /// The compiled component whose sha256 is `digest`, if the cache has a verified entry:
+    /// for work that must know before it starts (a snapshot to take first).
+    pub fn get(&self, digest: &str) -> Option<Component> {
+        let (path, writable) = self.entry(digest)?;
+        self.read_reporting(&path, digest, writable)
+    }
+
+    /// Where the entry for `digest` is, and whether it may be written; `None` without a cache.
+    fn entry(&self, digest: &str) -> Option<(PathBuf, bool)> {
+        let name = format!("{digest}-{}.cwasm", self.engine_key);
+        match (&self.dirs.writable, self.dirs.managed.as_ref()) {
+            (Some(dir), _) if self.dirs.precompile => Some((dir.join(name), true)),
+            (_, Some(managed)) if managed.digests.contains(digest) => {
+                Some((managed.dir.join(name), false))
+            }
+            (Some(dir), _) => Some((dir.join(name), true)),
+            (None, _) => None,
+        }
+    }
+
+    /// [`Self::read`], saying why an entry that should be there is not used.
+    fn read_reporting(&self, path: &Path, digest: &str, writable: bool) -> Option<Component> {
+        match self.read(path, digest) {
+            Ok(Some(component)) => return Some(component),
+            Ok(None) if !writable => eprintln!(
+                "acp-gate: {}: no compiled plugin there; compiling it in memory (`acp-gate \
+                 plugin precompile` fills the org's cache)",
+                path.display()
+            ),
+            Ok(None) => {}
+            Err(error) => eprintln!("acp-gate: {error:#}; compiling the plugin again"),
+        }
+        None
     }
 
     /// The entry at `path` if there is none (`Ok(None)`), or it once verified; an error names

@@ -171,8 +171,9 @@ pub struct Chain {
 }
 
 impl Chain {
-    /// Loads every handler's plugin and runs the inline tests. A plugin that fails to load
-    /// (bad pin, forbidden import, not a component) is kept as failed: it yields its `on_error`
+    /// Loads every handler's plugin, prepares it for its config (once, in the places of
+    /// `test_ctx`: see `runtime::prepare`) and runs the inline tests. A plugin that fails to
+    /// load (bad pin, forbidden import, not a component, a config it refuses) is kept as failed: it yields its `on_error`
     /// verdict at every request, and the failure is in `notices`. A failing inline test, and
     /// a failed plugin that has tests, stop the load.
     pub async fn load(
@@ -184,10 +185,17 @@ impl Chain {
         notices.extend(runtime.notice.clone());
         let mut handlers = Vec::new();
         for spec in policy.handlers {
-            let plugin = load_plugin(&runtime, &spec, policy.trust.as_ref())
-                .await
-                .map(|(plugin, _)| plugin)
-                .map_err(|e| Failure::Load(format!("{e:#}")));
+            let plugin = match load_plugin(&runtime, &spec, policy.trust.as_ref()).await {
+                Ok((plugin, resolved)) => {
+                    let (config, places) = (&spec.config_json, test_ctx);
+                    // A managed install's org handlers run no code from the user's cache.
+                    let cached = !(spec.tier == Tier::Org && policy.cache_dir.is_some());
+                    let component = &resolved.component;
+                    (runtime.prepare(plugin, component, config, places, spec.limits, cached)).await
+                }
+                Err(error) => Err(error),
+            }
+            .map_err(|e| Failure::Load(format!("{e:#}")));
             if let Err(Failure::Load(error)) = &plugin {
                 notices.push(format!(
                     "handler `{}` ({}:{}) failed to load and counts as {:?} on every request: {error}",

@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::OwnedSemaphorePermit;
 use wasmtime::Store;
+use wasmtime::component::TypedFunc;
 
 use super::sandbox::SandboxState;
-use super::wit::{self, PluginPre};
+use super::wit::{self, Prelinked};
 use super::{ComponentInfo, EPOCH_TICK, Failure, Limits, POOL_INSTANCES, Ruling, Runtime, clean};
 use crate::request::ToolRequest;
 
@@ -18,7 +19,7 @@ use crate::request::ToolRequest;
 pub struct LoadedPlugin {
     pub label: String,
     pub info: ComponentInfo,
-    pub(super) pre: PluginPre<SandboxState>,
+    pub(super) pre: Prelinked,
     /// An instance made ahead of the next request, never called yet.
     pub(super) spare: Arc<Mutex<Option<Instance>>>,
 }
@@ -67,23 +68,40 @@ impl Runtime {
 
     async fn instantiate_in(
         &self,
-        pre: &PluginPre<SandboxState>,
+        pre: &Prelinked,
         slot: OwnedSemaphorePermit,
         limits: Limits,
     ) -> Result<Instance, Failure> {
-        let mut store = Store::new(&self.engine, SandboxState::new(limits));
-        store.limiter(|state| &mut state.limits);
-        store.set_epoch_deadline(ticks(limits.timeout));
-        store.epoch_deadline_trap();
-        match pre.instantiate_async(&mut store).await {
-            Ok(bindings) => Ok(Instance {
+        let mut store = self.store(limits);
+        let made = async {
+            let instance = pre.pre.instantiate_async(&mut store).await?;
+            let bindings = pre.indices.load(&mut store, &instance)?;
+            let call = match pre.judge {
+                Some(judge) => Call::Judge(instance.get_typed_func(&mut store, judge)?),
+                None => Call::Evaluate(bindings),
+            };
+            Ok::<_, wasmtime::Error>(call)
+        };
+        match made.await {
+            Ok(call) => Ok(Instance {
                 store,
-                bindings,
+                call,
                 limits,
                 _slot: slot,
             }),
             Err(trap) => Err(describe_trap(&trap, limits)),
         }
+    }
+}
+
+impl Runtime {
+    /// A store for one instance: an empty sandbox with `limits`, its CPU deadline armed.
+    pub(super) fn store(&self, limits: Limits) -> Store<SandboxState> {
+        let mut store = Store::new(&self.engine, SandboxState::new(limits));
+        store.limiter(|state| &mut state.limits);
+        store.set_epoch_deadline(ticks(limits.timeout));
+        store.epoch_deadline_trap();
+        store
     }
 }
 
@@ -106,7 +124,7 @@ enum Ready {
 /// What a batch has to clean up for one evaluation.
 struct Used {
     instance: Option<Instance>,
-    pre: PluginPre<SandboxState>,
+    pre: Prelinked,
     spare: Arc<Mutex<Option<Instance>>>,
     limits: Limits,
 }
@@ -226,11 +244,20 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// benchmark also measures calling one repeatedly.
 pub struct Instance {
     store: Store<SandboxState>,
-    bindings: wit::Plugin,
+    call: Call,
     limits: Limits,
     /// The pool slot it occupies, given back when it is dropped.
     _slot: OwnedSemaphorePermit,
 }
+
+/// The export an instance judges with: the handler's `evaluate`, or for a prepared snapshot
+/// `prepare.judge` (which reads the prepared config from memory).
+enum Call {
+    Evaluate(wit::Plugin),
+    Judge(JudgeFunc),
+}
+
+type JudgeFunc = TypedFunc<(wit::types::Request,), (Result<wit::types::Verdict, String>,)>;
 
 impl Instance {
     /// Calls the plugin's `evaluate` under the CPU deadline. A trap leaves the instance unusable.
@@ -244,12 +271,19 @@ impl Instance {
         state.cwd.clone_from(&request.cwd);
         state.home.clone_from(&request.home);
         let wit_request = wit::to_wit(request);
-        match self
-            .bindings
-            .acp_gate_plugin_handler()
-            .call_evaluate(&mut self.store, &wit_request, config)
-            .await
-        {
+        let returned = match &self.call {
+            Call::Evaluate(bindings) => {
+                let handler = bindings.acp_gate_plugin_handler();
+                handler
+                    .call_evaluate(&mut self.store, &wit_request, config)
+                    .await
+            }
+            Call::Judge(judge) => {
+                let returned = judge.call_async(&mut self.store, (wit_request,)).await;
+                returned.map(|(verdict,)| verdict)
+            }
+        };
+        match returned {
             Err(trap) => Err(describe_trap(&trap, self.limits)),
             Ok(Err(message)) => Err(Failure::Error(clean(&message))),
             Ok(Ok(verdict)) => Ok(wit::from_wit(verdict)),
@@ -261,11 +295,11 @@ impl Instance {
     }
 }
 
-fn ticks(timeout: Duration) -> u64 {
+pub(super) fn ticks(timeout: Duration) -> u64 {
     (timeout.as_micros() / EPOCH_TICK.as_micros()).max(1) as u64 + 1
 }
 
-fn describe_trap(error: &wasmtime::Error, limits: Limits) -> Failure {
+pub(super) fn describe_trap(error: &wasmtime::Error, limits: Limits) -> Failure {
     let text = format!("{error:#}");
     if let Some(wasmtime::Trap::Interrupt) = error.downcast_ref::<wasmtime::Trap>() {
         return Failure::Cpu {

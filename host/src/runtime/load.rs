@@ -11,7 +11,7 @@ use wasmtime::component::Component;
 
 use super::grants::{Grant, Need, refused};
 use super::instance::LoadedPlugin;
-use super::wit::{self, PluginPre, WIT_VERSION};
+use super::wit::{self, Prelinked, WIT_VERSION};
 use super::{ComponentInfo, Runtime};
 use crate::builtin;
 use crate::digest::sha256_hex;
@@ -68,7 +68,7 @@ impl Runtime {
             .linker
             .instantiate_pre(&component)
             .map_err(|e| anyhow::anyhow!("{label}: cannot be linked: {e:#}"))?;
-        let pre = PluginPre::new(instance_pre).map_err(|e| {
+        let pre = Prelinked::new(instance_pre).map_err(|e| {
             anyhow::anyhow!(
                 "{label}: does not implement the `plugin` world of {expected} (exports: {:?}): {e}",
                 info.exports
@@ -82,7 +82,7 @@ impl Runtime {
         })
     }
 
-    fn compile(&self, label: &str, bytes: &[u8], digest: &str) -> Result<Component> {
+    pub(super) fn compile(&self, label: &str, bytes: &[u8], digest: &str) -> Result<Component> {
         let known = self.lock_compiled().get(digest).cloned();
         if let Some(component) = known {
             return Ok(component);

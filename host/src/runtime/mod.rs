@@ -4,6 +4,7 @@
 //!
 //! - [`engine`]: the engine's settings (shared with `build.rs`);
 //! - [`grants`]: what a plugin may import (the one place authority is decided);
+//! - [`prepare`]: a handler's config prepared once per load, in a snapshot every instance starts from;
 //! - [`sandbox`]: what an instance owns and the host functions it can call;
 //! - [`wit`]: the generated bindings and the conversions at the WIT boundary.
 
@@ -11,6 +12,7 @@ mod engine;
 pub mod grants;
 pub mod instance;
 pub mod load;
+mod prepare;
 mod sandbox;
 pub mod wit;
 

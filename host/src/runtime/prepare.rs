@@ -1,0 +1,308 @@
+//! Preparing a handler's config once per load: the plugin's `prepare` export runs in an
+//! instance, which is then snapshotted (wasmtime-wizer), so that every request's fresh
+//! instance starts from the prepared memory instead of compiling the config again.
+//!
+//! What a request gets is unchanged: a fresh instance, in a wiped pool slot, under its limits.
+//! Only its starting memory differs, and that memory is what the plugin's own code made of the
+//! same config. The plugin checks, per request, that the state fits (the same config, the same
+//! places); so a prepared plugin decides as the unprepared one. The snapshot is compiled once
+//! per plugin, config and places, and kept in the compile cache.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use wasmtime::Store;
+use wasmtime::component::{Component, ComponentType, Instance, Lift, Lower, WasmList};
+use wasmtime_wizer::{ComponentInstanceState, Wizer};
+
+use super::instance::{LoadedPlugin, describe_trap};
+use super::sandbox::SandboxState;
+use super::wit::{Prelinked, WIT_VERSION};
+use super::{Limits, Runtime};
+use crate::digest::sha256_hex;
+use crate::request::SessionContext;
+
+/// The least time `prepare` gets: it compiles a whole policy, however large, once.
+const PREPARE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The WIT `places` record `prepare` takes.
+#[derive(ComponentType, Lower, Debug)]
+#[component(record)]
+struct Places {
+    #[component(name = "home-dir")]
+    home_dir: String,
+    cwd: String,
+    #[component(name = "workspace-roots")]
+    workspace_roots: Vec<String>,
+}
+
+impl Places {
+    fn of(context: &SessionContext) -> Places {
+        let text = |p: &std::path::Path| p.display().to_string();
+        Places {
+            home_dir: text(&context.home),
+            cwd: text(&context.cwd),
+            workspace_roots: context.workspace_roots.iter().map(|r| text(r)).collect(),
+        }
+    }
+}
+
+impl Runtime {
+    /// `plugin` made ready for `config` in the places of `context`, when it exports `prepare`
+    /// and says its ready state is worth keeping; else `plugin` as it is. An error when the
+    /// plugin refuses the config (a bad rule, a failing example) or its `prepare` fails.
+    ///
+    /// The snapshot is native code compiled for this config: with `cached`, it is kept in the
+    /// user's compile cache; without, it is compiled in memory at every load (for a managed
+    /// install's org handlers, whose code must never come from where users can write).
+    pub async fn prepare(
+        &self,
+        plugin: LoadedPlugin,
+        component: &[u8],
+        config: &str,
+        context: &SessionContext,
+        limits: Limits,
+        cached: bool,
+    ) -> Result<LoadedPlugin> {
+        let export = format!("acp-gate:plugin/prepare@{WIT_VERSION}");
+        if !plugin.info.exports.contains(&export) {
+            return Ok(plugin);
+        }
+        let label = plugin.label.clone();
+        let limits = Limits {
+            timeout: (limits.timeout * 20).max(PREPARE_TIMEOUT),
+            ..limits
+        };
+        let places = Places::of(context);
+        // Whether there is anything to keep, asked of an ordinary instance: cheap when there
+        // is not (the SDK's plugins without a `Prepare` say so at once).
+        let mut store = self.store(limits);
+        let instance = plugin
+            .pre
+            .pre
+            .instantiate_async(&mut store)
+            .await
+            .map_err(|e| anyhow::anyhow!("{label}: {}", describe_trap(&e, limits)))?;
+        if !call_prepare(&mut store, &instance, &export, config, &places, limits)
+            .await
+            .with_context(|| label.clone())?
+        {
+            return Ok(plugin);
+        }
+        let key = sha256_hex(
+            serde_json::json!({
+                "component": plugin.info.digest,
+                "config": config,
+                "places": [places.home_dir, places.cwd, places.workspace_roots],
+                "wizer": "wasmtime-wizer 48",
+            })
+            .to_string()
+            .as_bytes(),
+        );
+        let snapshot = match cached.then(|| self.cache.get(&key)).flatten() {
+            Some(snapshot) => snapshot,
+            None => {
+                if std::io::stderr().is_terminal() {
+                    let when = if cached {
+                        "first use, cached afterwards"
+                    } else {
+                        "at every start of a managed install"
+                    };
+                    eprintln!("acp-gate: preparing {label} for its config ({when})…");
+                }
+                let job = Job {
+                    label: &label,
+                    component,
+                    export: &export,
+                    config,
+                    places: &places,
+                    limits,
+                    cached,
+                };
+                let bytes = self.snapshot(&job).await?;
+                let compile = || {
+                    Component::new(&self.engine, &bytes).map_err(|e| {
+                        anyhow::anyhow!("{label}: its snapshot does not compile: {e:#}")
+                    })
+                };
+                if cached {
+                    self.cache.get_or_compile(&key, compile)?
+                } else {
+                    compile()?
+                }
+            }
+        };
+        let judge = snapshot
+            .get_export_index(None, &export)
+            .and_then(|interface| snapshot.get_export_index(Some(&interface), "judge"));
+        let pre = self
+            .linker
+            .instantiate_pre(&snapshot)
+            .and_then(Prelinked::new)
+            .map_err(|e| {
+                anyhow::anyhow!("{label}: its prepared snapshot cannot be linked: {e:#}")
+            })?;
+        let Some(judge) = judge else {
+            bail!("{label}: exports `prepare` without `judge`");
+        };
+        let pre = Prelinked {
+            judge: Some(judge),
+            ..pre
+        };
+        Ok(LoadedPlugin {
+            pre,
+            spare: Default::default(),
+            ..plugin
+        })
+    }
+
+    /// The component as it is once `prepare(config, places)` has run: an instrumented copy is
+    /// instantiated, prepared, and its memories and globals written back as its initial state.
+    /// The instrumented copy is compiled once per plugin (`cached`) or in memory.
+    async fn snapshot(&self, job: &Job<'_>) -> Result<Vec<u8>> {
+        let Job {
+            label,
+            component,
+            export,
+            config,
+            places,
+            limits,
+            cached,
+        } = *job;
+        let wizer = Wizer::new();
+        let (context, instrumented) = wizer
+            .instrument_component(component)
+            .map_err(|e| anyhow::anyhow!("{label}: cannot be snapshotted: {e:#}"))?;
+        let instrumented = if cached {
+            let label = format!("{label} (for preparing)");
+            self.compile(&label, &instrumented, &sha256_hex(&instrumented))?
+        } else {
+            Component::new(&self.engine, &instrumented)
+                .map_err(|e| anyhow::anyhow!("{label}: cannot be instrumented: {e:#}"))?
+        };
+        let mut store = self.store(limits);
+        let instance = self
+            .linker
+            .instantiate_async(&mut store, &instrumented)
+            .await
+            .map_err(|e| anyhow::anyhow!("{label}: {}", describe_trap(&e, limits)))?;
+        if !call_prepare(&mut store, &instance, export, config, places, limits).await? {
+            bail!("{label}: `prepare` kept its state once, then not: it must be deterministic");
+        }
+        store.set_epoch_deadline(super::instance::ticks(limits.timeout));
+        let snapshot = wizer
+            .snapshot_component(&context, &mut Snapshotted { store, instance })
+            .await
+            .map_err(|e| anyhow::anyhow!("{label}: cannot be snapshotted: {e:#}"))?;
+        Ok(snapshot)
+    }
+}
+
+/// What a snapshot is taken of: a plugin, its config and places, and how.
+struct Job<'a> {
+    label: &'a str,
+    component: &'a [u8],
+    /// The `prepare` interface's export name.
+    export: &'a str,
+    config: &'a str,
+    places: &'a Places,
+    limits: Limits,
+    /// Whether the instrumented copy's compiled code may come from the compile cache.
+    cached: bool,
+}
+
+/// Calls `prepare` in `instance`: whether it kept a ready state; an error for the plugin's
+/// own `err` or a failure (trap, deadline, memory).
+async fn call_prepare(
+    store: &mut Store<SandboxState>,
+    instance: &Instance,
+    export: &str,
+    config: &str,
+    places: &Places,
+    limits: Limits,
+) -> Result<bool> {
+    let state = store.data_mut();
+    state.cwd = places.cwd.clone().into();
+    state.home = places.home_dir.clone().into();
+    let interface = instance
+        .get_export_index(&mut *store, None, export)
+        .context("no `prepare` interface")?;
+    let func = instance
+        .get_export_index(&mut *store, Some(&interface), "prepare")
+        .context("no `prepare` function")?;
+    let prepare = instance
+        .get_typed_func::<(&str, &Places), (std::result::Result<bool, String>,)>(&mut *store, func)
+        .map_err(|e| anyhow::anyhow!("`prepare` has the wrong type: {e:#}"))?;
+    match prepare.call_async(&mut *store, (config, places)).await {
+        Err(trap) => bail!("`prepare` failed: {}", describe_trap(&trap, limits)),
+        Ok((Err(message),)) => bail!("refuses its config: {}", super::clean(&message)),
+        Ok((Ok(kept),)) => Ok(kept),
+    }
+}
+
+/// An instrumented instance, as wasmtime-wizer reads its state: through the accessor functions
+/// the instrumentation exported.
+struct Snapshotted {
+    store: Store<SandboxState>,
+    instance: Instance,
+}
+
+impl Snapshotted {
+    async fn call<R: Lift + 'static, T>(
+        &mut self,
+        interface: &str,
+        func: &str,
+        read: impl FnOnce(&mut Store<SandboxState>, R) -> T,
+    ) -> T {
+        let store = &mut self.store;
+        // wizer asks only for what its own instrumentation added: a failure is a bug in it.
+        let (_, interface) = self
+            .instance
+            .get_export(&mut *store, None, interface)
+            .expect("wizer's accessor interface");
+        let (_, func) = self
+            .instance
+            .get_export(&mut *store, Some(&interface), func)
+            .expect("wizer's accessor");
+        let func = self
+            .instance
+            .get_typed_func::<(), (R,)>(&mut *store, func)
+            .expect("wizer's accessor type");
+        let (value,) = func
+            .call_async(&mut *store, ())
+            .await
+            .expect("wizer's accessor call");
+        read(store, value)
+    }
+}
+
+impl ComponentInstanceState for Snapshotted {
+    async fn call_func_ret_list_u8(
+        &mut self,
+        instance: &str,
+        func: &str,
+        contents: impl FnOnce(&[u8]) + Send,
+    ) {
+        self.call(instance, func, |store, list: WasmList<u8>| {
+            contents(list.as_le_slice(&*store))
+        })
+        .await
+    }
+
+    async fn call_func_ret_s32(&mut self, instance: &str, func: &str) -> i32 {
+        self.call(instance, func, |_, v| v).await
+    }
+
+    async fn call_func_ret_s64(&mut self, instance: &str, func: &str) -> i64 {
+        self.call(instance, func, |_, v| v).await
+    }
+
+    async fn call_func_ret_f32(&mut self, instance: &str, func: &str) -> u32 {
+        self.call(instance, func, |_, v: f32| v.to_bits()).await
+    }
+
+    async fn call_func_ret_f64(&mut self, instance: &str, func: &str) -> u64 {
+        self.call(instance, func, |_, v: f64| v.to_bits()).await
+    }
+}

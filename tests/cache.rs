@@ -2,33 +2,9 @@
 //! compiled again, the built-in plugins never come from it, and an org's precompiled cache
 //! is only read.
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::PathBuf;
 
-use serde_json::Value;
-
-use crate::common::{
-    Sandbox, claude_bash, pipe, sha256_of, stderr, test_plugin, titled, verdict_of,
-};
-
-/// `acp-gate check --format json ARGS -` over `requests`, with `cache` as the user's cache.
-fn check(
-    sandbox: &Sandbox,
-    cache: &Path,
-    args: &[&str],
-    requests: &[Value],
-) -> (Vec<Value>, Output) {
-    let mut command = sandbox.command(&[&["check", "--format", "json"][..], args, &["-"]].concat());
-    command.env("ACP_GATE_CACHE_DIR", cache);
-    let stdin: String = requests.iter().map(|r| format!("{r}\n")).collect();
-    let output = pipe(&mut command, &stdin);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let lines = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    (lines, output)
-}
+use crate::common::{Sandbox, claude_bash, sha256_of, stderr, test_plugin, titled, verdict_of};
 
 /// Two handlers that decide differently: `reader` allows, `denier` denies.
 struct Two {
@@ -86,8 +62,7 @@ config = {{ behaviour = "empty-deny" }}
     /// Checks that each handler decides as itself; the stderr of the run.
     fn decides_as_itself(&self) -> String {
         let handlers = self.handlers.display().to_string();
-        let (lines, output) = check(
-            &self.sandbox,
+        let (lines, output) = self.sandbox.check_cached(
             &self.cache,
             &["--handlers", &handlers],
             &[titled("anything")],
@@ -224,10 +199,14 @@ fn the_built_in_chain_never_reads_or_writes_the_cache() {
         .unwrap();
     }
     let rm = claude_bash("rm -rf ~", "rm -rf ~");
-    let (lines, _) = check(&two.sandbox, &two.cache, &[], std::slice::from_ref(&rm));
+    let (lines, _) = two
+        .sandbox
+        .check_cached(&two.cache, &[], std::slice::from_ref(&rm));
     assert_eq!(lines[0]["decision"], "deny", "{}", lines[0]);
     let handlers = two.handlers.display().to_string();
-    let (lines, _) = check(&two.sandbox, &two.cache, &["--handlers", &handlers], &[rm]);
+    let (lines, _) = two
+        .sandbox
+        .check_cached(&two.cache, &["--handlers", &handlers], &[rm]);
     assert_eq!(lines[0]["decision"], "deny", "{}", lines[0]);
     assert_eq!(verdict_of(&lines[0], "denier")["verdict"], "deny");
 }
@@ -290,12 +269,8 @@ config = {{ behaviour = "empty-deny" }}
     read_only(true);
     let user_cache = sandbox.root.join("user-cache");
     let decide = || {
-        let (lines, output) = check(
-            &sandbox,
-            &user_cache,
-            &["--org-handlers", &org_arg],
-            &[titled("x")],
-        );
+        let (lines, output) =
+            sandbox.check_cached(&user_cache, &["--org-handlers", &org_arg], &[titled("x")]);
         assert_eq!(
             verdict_of(&lines[0], "denier")["verdict"],
             "deny",
@@ -341,7 +316,7 @@ config = {{ behaviour = "empty-deny" }}
     }
     read_only(true);
     let rm = claude_bash("rm -rf ~", "rm -rf ~");
-    let (lines, _) = check(&sandbox, &user_cache, &["--org-handlers", &org_arg], &[rm]);
+    let (lines, _) = sandbox.check_cached(&user_cache, &["--org-handlers", &org_arg], &[rm]);
     assert_eq!(lines[0]["decision"], "deny", "{}", lines[0]);
     read_only(false);
 

@@ -11,6 +11,7 @@ mod examples;
 mod orchestrator;
 mod plugin_cmd;
 mod policy_formats;
+mod prepared;
 mod protocol;
 mod proxy;
 mod run;

@@ -31,9 +31,13 @@ fn inspect_lists_imports_with_the_grant_each_needs() {
     );
     assert!(output.status.success(), "{}", stderr(&output));
     let info: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    // Every plugin built with the SDK also exports the optional `prepare` (keeping nothing).
     assert_eq!(
         info["exports"],
-        serde_json::json!(["acp-gate:plugin/handler@0.1.0"])
+        serde_json::json!([
+            "acp-gate:plugin/prepare@0.1.0",
+            "acp-gate:plugin/handler@0.1.0"
+        ])
     );
     let imports = info["imports"].as_array().unwrap();
     let need = |name: &str| {

@@ -99,6 +99,29 @@ impl Sandbox {
     }
 }
 
+impl Sandbox {
+    /// `acp-gate check --format json ARGS -` over `requests`, with `cache` as the user's cache;
+    /// asserts that it succeeded. The parsed output lines, and the process output.
+    pub fn check_cached(
+        &self,
+        cache: &Path,
+        args: &[&str],
+        requests: &[Value],
+    ) -> (Vec<Value>, Output) {
+        let mut command =
+            self.command(&[&["check", "--format", "json"][..], args, &["-"]].concat());
+        command.env("ACP_GATE_CACHE_DIR", cache);
+        let stdin: String = requests.iter().map(|r| format!("{r}\n")).collect();
+        let output = pipe(&mut command, &stdin);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let lines = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        (lines, output)
+    }
+}
+
 /// Runs `command` with `stdin` as standard input; its output.
 pub fn pipe(command: &mut Command, stdin: &str) -> Output {
     let mut child = command

@@ -70,6 +70,9 @@ pub fn evaluate(
         PluginRef::Builtin("dangerous-command") => {
             sdk::evaluate_with::<dangerous_command::DangerousCommand>(request, config)
         }
+        PluginRef::Builtin("acpx-policy") => {
+            sdk::evaluate_with::<acpx_policy::AcpxPolicy>(request, config)
+        }
         PluginRef::Builtin("mode-guard") => {
             sdk::evaluate_with::<mode_guard::ModeGuard>(request, config)
         }

@@ -315,6 +315,8 @@ impl Chain {
         let spec = &handler.spec;
         let (outcome, logs, elapsed) = match &handler.plugin {
             Err(load_error) => (Err(load_error.clone()), Vec::new(), 0),
+            // Its `prepare` said so at load: nothing to run (the default chain's empty org-policy).
+            Ok(plugin) if plugin.abstains => (Ok(Ruling::ABSTAIN), Vec::new(), 0),
             Ok(plugin) => {
                 let evaluation = batch
                     .evaluate(plugin, request, &spec.config_json, spec.limits)

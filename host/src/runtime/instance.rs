@@ -22,6 +22,9 @@ pub struct LoadedPlugin {
     pub(super) pre: Prelinked,
     /// An instance made ahead of the next request, never called yet.
     pub(super) spare: Arc<Mutex<Option<Instance>>>,
+    /// Whether its `prepare` said that with its config it abstains on every request: then it
+    /// is not run at all.
+    pub abstains: bool,
 }
 
 /// The result of one evaluation: the plugin's ruling, or why there is none.

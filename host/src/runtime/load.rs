@@ -79,6 +79,7 @@ impl Runtime {
             info,
             pre,
             spare: Arc::default(),
+            abstains: false,
         })
     }
 

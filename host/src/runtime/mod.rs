@@ -71,6 +71,13 @@ pub struct Ruling {
     pub reason: String,
 }
 
+impl Ruling {
+    pub const ABSTAIN: Ruling = Ruling {
+        verdict: Verdict::Abstain,
+        reason: String::new(),
+    };
+}
+
 /// Why a handler has no verdict. Its `on_error` verdict then counts instead (never allow).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {

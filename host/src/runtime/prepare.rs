@@ -37,6 +37,23 @@ struct Places {
     workspace_roots: Vec<String>,
 }
 
+/// What `prepare` made of a config (the WIT `preparation` enum).
+#[derive(ComponentType, Lift, Debug, Clone, Copy, PartialEq, Eq)]
+#[component(enum)]
+#[repr(u8)]
+#[allow(
+    dead_code,
+    reason = "the variants are made by lifting the guest's answer"
+)]
+enum Preparation {
+    #[component(name = "unprepared")]
+    Unprepared,
+    #[component(name = "ready")]
+    Ready,
+    #[component(name = "abstains")]
+    Abstains,
+}
+
 impl Places {
     fn of(context: &SessionContext) -> Places {
         let text = |p: &std::path::Path| p.display().to_string();
@@ -50,7 +67,8 @@ impl Places {
 
 impl Runtime {
     /// `plugin` made ready for `config` in the places of `context`, when it exports `prepare`
-    /// and says its ready state is worth keeping; else `plugin` as it is. An error when the
+    /// and says its ready state is worth keeping; marked as abstaining on every request when
+    /// it says so; else `plugin` as it is. An error when the
     /// plugin refuses the config (a bad rule, a failing example) or its `prepare` fails.
     ///
     /// The snapshot is native code compiled for this config: with `cached`, it is kept in the
@@ -84,11 +102,18 @@ impl Runtime {
             .instantiate_async(&mut store)
             .await
             .map_err(|e| anyhow::anyhow!("{label}: {}", describe_trap(&e, limits)))?;
-        if !call_prepare(&mut store, &instance, &export, config, &places, limits)
+        match call_prepare(&mut store, &instance, &export, config, &places, limits)
             .await
             .with_context(|| label.clone())?
         {
-            return Ok(plugin);
+            Preparation::Unprepared => return Ok(plugin),
+            Preparation::Abstains => {
+                return Ok(LoadedPlugin {
+                    abstains: true,
+                    ..plugin
+                });
+            }
+            Preparation::Ready => {}
         }
         let key = sha256_hex(
             serde_json::json!({
@@ -187,7 +212,9 @@ impl Runtime {
             .instantiate_async(&mut store, &instrumented)
             .await
             .map_err(|e| anyhow::anyhow!("{label}: {}", describe_trap(&e, limits)))?;
-        if !call_prepare(&mut store, &instance, export, config, places, limits).await? {
+        if call_prepare(&mut store, &instance, export, config, places, limits).await?
+            != Preparation::Ready
+        {
             bail!("{label}: `prepare` kept its state once, then not: it must be deterministic");
         }
         store.set_epoch_deadline(super::instance::ticks(limits.timeout));
@@ -212,8 +239,8 @@ struct Job<'a> {
     cached: bool,
 }
 
-/// Calls `prepare` in `instance`: whether it kept a ready state; an error for the plugin's
-/// own `err` or a failure (trap, deadline, memory).
+/// Calls `prepare` in `instance`: what it made of the config; an error for the plugin's own
+/// `err` or a failure (trap, deadline, memory).
 async fn call_prepare(
     store: &mut Store<SandboxState>,
     instance: &Instance,
@@ -221,7 +248,7 @@ async fn call_prepare(
     config: &str,
     places: &Places,
     limits: Limits,
-) -> Result<bool> {
+) -> Result<Preparation> {
     let state = store.data_mut();
     state.cwd = places.cwd.clone().into();
     state.home = places.home_dir.clone().into();
@@ -232,12 +259,15 @@ async fn call_prepare(
         .get_export_index(&mut *store, Some(&interface), "prepare")
         .context("no `prepare` function")?;
     let prepare = instance
-        .get_typed_func::<(&str, &Places), (std::result::Result<bool, String>,)>(&mut *store, func)
+        .get_typed_func::<(&str, &Places), (std::result::Result<Preparation, String>,)>(
+            &mut *store,
+            func,
+        )
         .map_err(|e| anyhow::anyhow!("`prepare` has the wrong type: {e:#}"))?;
     match prepare.call_async(&mut *store, (config, places)).await {
         Err(trap) => bail!("`prepare` failed: {}", describe_trap(&trap, limits)),
         Ok((Err(message),)) => bail!("refuses its config: {}", super::clean(&message)),
-        Ok((Ok(kept),)) => Ok(kept),
+        Ok((Ok(preparation),)) => Ok(preparation),
     }
 }
 

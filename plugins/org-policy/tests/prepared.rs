@@ -3,7 +3,7 @@
 //! a request's home or workspace is not the prepared one; a broken config refused at once.
 
 use acp_gate_plugin::testing::{HOME, WORKSPACE, path_request, request};
-use acp_gate_plugin::{Places, Prepared, Request, ToolKind, Verdict};
+use acp_gate_plugin::{Places, Preparation, Prepared, Request, ToolKind, Verdict};
 use acp_gate_plugin::{judge_with, prepare_with};
 use org_policy::{Config, OrgPolicy, evaluate};
 
@@ -60,7 +60,7 @@ fn a_prepared_config_decides_every_request_as_evaluate_does() {
     let ready = Prepared::<OrgPolicy>::new();
     assert_eq!(
         prepare_with::<OrgPolicy>(&ready, RULES, &places(HOME, WORKSPACE)),
-        Ok(true)
+        Ok(Preparation::Ready)
     );
     for request in requests() {
         assert_eq!(
@@ -91,7 +91,7 @@ fn a_request_in_other_places_has_the_examples_checked_there() {
     let ready = Prepared::<OrgPolicy>::new();
     assert_eq!(
         prepare_with::<OrgPolicy>(&ready, pinned, &places(HOME, WORKSPACE)),
-        Ok(true)
+        Ok(Preparation::Ready)
     );
     let prepared = judge_with::<OrgPolicy>(&ready, &elsewhere);
     let alone = evaluate(&elsewhere, &serde_json::from_str(pinned).unwrap());
@@ -114,9 +114,12 @@ fn a_broken_config_is_refused_when_prepared_and_an_unprepared_instance_does_not_
     );
     let not_rules = r#"{"rules": 3}"#;
     assert!(prepare_with::<OrgPolicy>(&Prepared::<OrgPolicy>::new(), not_rules, &at).is_err());
-    // No rules: nothing worth keeping, the host runs the plugin unprepared.
+    // No rules: it abstains on everything, and says so (the host then skips it).
     let empty = Prepared::<OrgPolicy>::new();
-    assert_eq!(prepare_with::<OrgPolicy>(&empty, "{}", &at), Ok(false));
+    assert_eq!(
+        prepare_with::<OrgPolicy>(&empty, "{}", &at),
+        Ok(Preparation::Abstains)
+    );
     let error = judge_with::<OrgPolicy>(&empty, &request("npm test")).unwrap_err();
     assert!(error.contains("not prepared"), "{error}");
 }

@@ -49,7 +49,7 @@ pub use bindings::acp_gate::plugin::types::{
     Access, CommandLine, Diff, OptionKind, PathRef, PermissionOption, Request, RequestSource,
     ToolKind, Verdict,
 };
-pub use bindings::exports::acp_gate::plugin::prepare::Places;
+pub use bindings::exports::acp_gate::plugin::prepare::{Places, Preparation};
 
 impl ToolKind {
     /// The kind's name as ACP and `handlers.toml` write it (`switch_mode`, not WIT's
@@ -97,7 +97,8 @@ pub trait Prepare: Plugin {
     type Ready: Send + Sync + 'static;
 
     /// Makes the ready state, for requests that will most likely have `places`. `Ok(None)`:
-    /// nothing worth keeping. `Err`: the config is broken; the handler does not load.
+    /// with this config the plugin abstains on every request (acp-gate then skips it). `Err`:
+    /// the config is broken; the handler does not load.
     fn prepare(config: &Self::Config, places: &Places) -> Result<Option<Self::Ready>, String>;
 
     /// Judges `request` from the ready state. It must decide as [`Plugin::evaluate`] would
@@ -115,13 +116,16 @@ pub fn prepare_with<P: Prepare>(
     cell: &Prepared<P>,
     config: &str,
     places: &Places,
-) -> Result<bool, String> {
+) -> Result<Preparation, String> {
     let parsed: P::Config =
         serde_json::from_str(config).map_err(|e| format!("invalid [handler.config]: {e}"))?;
     let Some(ready) = P::prepare(&parsed, places)? else {
-        return Ok(false);
+        return Ok(Preparation::Abstains);
     };
-    Ok(cell.set(ready).is_ok())
+    Ok(match cell.set(ready) {
+        Ok(()) => Preparation::Ready,
+        Err(_) => Preparation::Unprepared,
+    })
 }
 
 /// Judges `request` from the ready state in `cell`; what [`export_prepared_plugin!`] wires to
@@ -139,7 +143,7 @@ pub fn judge_with<P: Prepare>(cell: &Prepared<P>, request: &Request) -> Result<V
 macro_rules! export_plugin {
     ($plugin:ty) => {
         $crate::export_plugin!(@world $plugin,
-            |_config, _places| ::std::result::Result::Ok(false),
+            |_config, _places| ::std::result::Result::Ok($crate::Preparation::Unprepared),
             |_request| ::std::result::Result::Err("this plugin prepares nothing".into())
         );
     };
@@ -160,7 +164,7 @@ macro_rules! export_plugin {
             fn prepare(
                 config: ::std::string::String,
                 places: $crate::Places,
-            ) -> ::std::result::Result<bool, ::std::string::String> {
+            ) -> ::std::result::Result<$crate::Preparation, ::std::string::String> {
                 let prepare: fn(&str, &$crate::Places) -> _ = $prepare;
                 prepare(&config, &places)
             }

@@ -44,7 +44,7 @@ const COMMANDS: [(&str, &str); 4] = [
 const EVALUATIONS: usize = 2000;
 
 /// The `[[handler.config.rules]]` of examples/policies/team-policy.toml, as JSON.
-fn team_policy_rules() -> Result<Vec<Value>> {
+pub fn team_policy_rules() -> Result<Vec<Value>> {
     let path = repo().join("examples/policies/team-policy.toml");
     let policy: toml::Value = toml::from_str(&std::fs::read_to_string(&path)?)?;
     let rules = &policy["handler"][0]["config"]["rules"];
@@ -195,7 +195,7 @@ pub async fn compare(fixture: &Fixture, report: &mut Report) -> Result<()> {
 const ORG_POLICY: &str = "org-policy";
 
 /// org-policy loaded and prepared for `config` in the fixture's workspace, as a chain does it.
-async fn prepared(fixture: &Fixture, config: &str) -> Result<LoadedPlugin> {
+pub async fn prepared(fixture: &Fixture, config: &str) -> Result<LoadedPlugin> {
     let bytes = builtin::bytes(ORG_POLICY).context("org-policy is built in")?;
     let grants = native::builtin_grants(ORG_POLICY)?;
     let plugin = fixture.runtime.load(ORG_POLICY, bytes, None, &grants)?;

@@ -17,6 +17,7 @@ use acp_gate::runtime::{Grant, Limits, LoadedPlugin, Runtime};
 use acp_gate::{LoadOptions, builtin, load_chain};
 
 use crate::native::{self, NativeChain, to_plugin_request};
+use crate::policy;
 use crate::{
     Comparison, Fixture, Report, Stats, Target, acp_gate, permission_params, repo, same_decision,
 };
@@ -109,7 +110,7 @@ fn minor_page_faults() -> i64 {
 }
 
 /// `instances`: each built-in plugin on the command request, fresh instance vs reused, and
-/// its code natively.
+/// its code natively; then org-policy prepared for the team policy (instances of its snapshot).
 pub async fn instances(fixture: &Fixture, report: &mut Report) -> Result<()> {
     report.section(
         "one handler evaluation: a fresh instance per request (what the chain does) vs one reused instance",
@@ -121,32 +122,59 @@ pub async fn instances(fixture: &Fixture, report: &mut Report) -> Result<()> {
         let plugin = fixture
             .runtime
             .load(name, bytes, None, &native::builtin_grants(name)?)?;
-        let (fresh, reused) =
-            fresh_vs_reused(&fixture.runtime, &plugin, &request, "{}", EVALUATIONS).await?;
-        let builtin = PluginRef::Builtin(name);
-        let native = (0..EVALUATIONS)
-            .map(|_| {
-                let started = Instant::now();
-                let verdict = native::evaluate(&builtin, &to_plugin_request(&request), "{}");
-                let elapsed = started.elapsed();
-                verdict.map(|_| elapsed).map_err(anyhow::Error::msg)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let parts = fresh_parts(&fixture.runtime, &plugin, &request).await?;
-        report.add(
-            Comparison::new(
-                format!("instance/{name}"),
-                "µs",
-                ("fresh instance", Stats::micros(&fresh)),
-                ("reused instance", Stats::micros(&reused)),
-            )
-            .extra_stats("native", Stats::micros(&native))
-            .extra_stats("instantiate", Stats::micros(&parts.instantiate))
-            .extra_stats("first_call", Stats::micros(&parts.first_call))
-            .extra_stats("drop", Stats::micros(&parts.drop))
-            .extra("page_faults_per_instance", parts.page_faults),
-        );
+        instance_row(fixture, report, name, &plugin, name, "{}", &request).await?;
     }
+    let config = json!({ "rules": policy::team_policy_rules()? }).to_string();
+    let plugin = policy::prepared(fixture, &config).await?;
+    let row = "org-policy-team-prepared";
+    instance_row(
+        fixture,
+        report,
+        row,
+        &plugin,
+        "org-policy",
+        &config,
+        &request,
+    )
+    .await
+}
+
+/// One `instance/NAME` comparison: `plugin` (the built-in `builtin`, with `config`) on
+/// `request`, fresh vs reused, natively, and a fresh instance's parts.
+async fn instance_row(
+    fixture: &Fixture,
+    report: &mut Report,
+    name: &str,
+    plugin: &LoadedPlugin,
+    builtin: &'static str,
+    config: &str,
+    request: &ToolRequest,
+) -> Result<()> {
+    let (fresh, reused) =
+        fresh_vs_reused(&fixture.runtime, plugin, request, config, EVALUATIONS).await?;
+    let builtin = PluginRef::Builtin(builtin);
+    let native = (0..EVALUATIONS)
+        .map(|_| {
+            let started = Instant::now();
+            let verdict = native::evaluate(&builtin, &to_plugin_request(request), config);
+            let elapsed = started.elapsed();
+            verdict.map(|_| elapsed).map_err(anyhow::Error::msg)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let parts = fresh_parts(&fixture.runtime, plugin, request).await?;
+    report.add(
+        Comparison::new(
+            format!("instance/{name}"),
+            "µs",
+            ("fresh instance", Stats::micros(&fresh)),
+            ("reused instance", Stats::micros(&reused)),
+        )
+        .extra_stats("native", Stats::micros(&native))
+        .extra_stats("instantiate", Stats::micros(&parts.instantiate))
+        .extra_stats("first_call", Stats::micros(&parts.first_call))
+        .extra_stats("drop", Stats::micros(&parts.drop))
+        .extra("page_faults_per_instance", parts.page_faults),
+    );
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use super::plugin::{read, runtime};
+use super::{read, runtime};
 use crate::args::OutputFormat;
 use crate::chain::load_plugin;
 use crate::config::{self, LayerPaths, PluginRef, Tier};

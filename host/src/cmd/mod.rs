@@ -23,3 +23,14 @@ fn load_options(policy: &PolicyArgs) -> anyhow::Result<LoadOptions> {
         permission_policy: policy.permission_policy.clone(),
     })
 }
+
+/// The runtime of a `plugin` command: compiled plugins cached in the user's cache.
+fn runtime() -> anyhow::Result<std::sync::Arc<crate::runtime::Runtime>> {
+    crate::runtime::Runtime::new(crate::cache::CompileCache::default_dir())
+}
+
+/// A plugin file's bytes, or an error naming it.
+fn read(file: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    use anyhow::Context;
+    std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))
+}

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 
-use super::distribute;
+use super::{distribute, read, runtime};
 use crate::args::OutputFormat;
 use crate::cache::{CacheDirs, CompileCache};
 use crate::chain::{Chain, load_plugin};
@@ -182,14 +182,6 @@ fn parse_grants(names: &[String], key: &str) -> Result<BTreeSet<Grant>> {
 }
 
 /// A runtime with the user's compile cache, for the commands that load one plugin.
-pub(super) fn runtime() -> Result<std::sync::Arc<Runtime>> {
-    Runtime::new(CompileCache::default_dir())
-}
-
-pub(super) fn read(file: &Path) -> Result<Vec<u8>> {
-    std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))
-}
-
 fn label(file: &Path) -> String {
     file.display().to_string()
 }

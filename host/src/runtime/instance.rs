@@ -8,12 +8,33 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::OwnedSemaphorePermit;
 use wasmtime::Store;
-use wasmtime::component::TypedFunc;
+use wasmtime::component::{ComponentExportIndex, InstancePre, TypedFunc};
 
 use super::sandbox::SandboxState;
-use super::wit::{self, Prelinked};
+use super::wit;
 use super::{ComponentInfo, EPOCH_TICK, Failure, Limits, POOL_INSTANCES, Ruling, Runtime, clean};
 use crate::request::ToolRequest;
+
+/// A component linked and checked against the `plugin` world, ready to instantiate.
+#[derive(Clone)]
+pub(super) struct Prelinked {
+    pub(super) pre: InstancePre<SandboxState>,
+    pub(super) indices: wit::PluginIndices,
+    /// Set for a prepared snapshot: its `prepare.judge` export, which is called instead of
+    /// `handler.evaluate` (see `runtime::prepare`).
+    pub(super) judge: Option<ComponentExportIndex>,
+}
+
+impl Prelinked {
+    /// Checks that `pre` implements the `plugin` world.
+    pub(super) fn new(pre: InstancePre<SandboxState>) -> wasmtime::Result<Prelinked> {
+        Ok(Prelinked {
+            indices: wit::PluginIndices::new(&pre)?,
+            pre,
+            judge: None,
+        })
+    }
+}
 
 /// A plugin compiled, checked and pre-linked: ready to instantiate per request.
 pub struct LoadedPlugin {

@@ -10,8 +10,8 @@ use anyhow::{Result, bail};
 use wasmtime::component::Component;
 
 use super::grants::{Grant, Need, refused};
-use super::instance::LoadedPlugin;
-use super::wit::{self, Prelinked, WIT_VERSION};
+use super::instance::{LoadedPlugin, Prelinked};
+use super::wit::{self, WIT_VERSION};
 use super::{ComponentInfo, Runtime};
 use crate::builtin;
 use crate::digest::sha256_hex;

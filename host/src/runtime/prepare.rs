@@ -16,9 +16,9 @@ use wasmtime::Store;
 use wasmtime::component::{Component, ComponentType, Instance, Lift, Lower, WasmList};
 use wasmtime_wizer::{ComponentInstanceState, Wizer};
 
-use super::instance::{LoadedPlugin, describe_trap};
+use super::instance::{LoadedPlugin, Prelinked, describe_trap};
 use super::sandbox::SandboxState;
-use super::wit::{Prelinked, WIT_VERSION};
+use super::wit::WIT_VERSION;
 use super::{Limits, Runtime};
 use crate::digest::sha256_hex;
 use crate::request::SessionContext;

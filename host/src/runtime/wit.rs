@@ -3,9 +3,6 @@
 
 use std::path::Path;
 
-use wasmtime::component::{ComponentExportIndex, InstancePre};
-
-use super::sandbox::SandboxState;
 use super::{Ruling, clean};
 use crate::request::{self, ToolRequest};
 use crate::verdict::Verdict;
@@ -20,27 +17,6 @@ pub(super) mod bindings {
 
 pub(super) use bindings::acp_gate::plugin::{log, paths, types};
 pub(super) use bindings::{Plugin, PluginIndices};
-
-/// A component linked and checked against the `plugin` world, ready to instantiate.
-#[derive(Clone)]
-pub(super) struct Prelinked {
-    pub(super) pre: InstancePre<SandboxState>,
-    pub(super) indices: PluginIndices,
-    /// Set for a prepared snapshot: its `prepare.judge` export, which is called instead of
-    /// `handler.evaluate` (see `runtime::prepare`).
-    pub(super) judge: Option<ComponentExportIndex>,
-}
-
-impl Prelinked {
-    /// Checks that `pre` implements the `plugin` world.
-    pub(super) fn new(pre: InstancePre<SandboxState>) -> wasmtime::Result<Prelinked> {
-        Ok(Prelinked {
-            indices: PluginIndices::new(&pre)?,
-            pre,
-            judge: None,
-        })
-    }
-}
 
 /// The WIT package version this host implements.
 pub const WIT_VERSION: &str = "0.1.0";

@@ -94,18 +94,22 @@ impl Runtime {
         };
         let places = Places::of(context);
         // Whether there is anything to keep, asked of an ordinary instance: cheap when there
-        // is not (the SDK's plugins without a `Prepare` say so at once).
-        let mut store = self.store(limits);
-        let instance = plugin
-            .pre
-            .pre
-            .instantiate_async(&mut store)
-            .await
-            .map_err(|e| anyhow::anyhow!("{label}: {}", describe_trap(&e, limits)))?;
-        match call_prepare(&mut store, &instance, &export, config, &places, limits)
-            .await
-            .with_context(|| label.clone())?
-        {
+        // is not (the SDK's plugins without a `Prepare` say so at once). Its pool slot, and
+        // the instrumented instance's, are counted like an evaluation's.
+        let preparation = {
+            let _slot = self.slots.clone().acquire_owned().await?;
+            let mut store = self.store(limits);
+            let instance = plugin
+                .pre
+                .pre
+                .instantiate_async(&mut store)
+                .await
+                .map_err(|e| anyhow::anyhow!("{label}: {}", describe_trap(&e, limits)))?;
+            call_prepare(&mut store, &instance, &export, config, &places, limits)
+                .await
+                .with_context(|| label.clone())?
+        };
+        match preparation {
             Preparation::Unprepared => return Ok(plugin),
             Preparation::Abstains => {
                 return Ok(LoadedPlugin {
@@ -206,6 +210,7 @@ impl Runtime {
             Component::new(&self.engine, &instrumented)
                 .map_err(|e| anyhow::anyhow!("{label}: cannot be instrumented: {e:#}"))?
         };
+        let _slot = self.slots.clone().acquire_owned().await?;
         let mut store = self.store(limits);
         let instance = self
             .linker

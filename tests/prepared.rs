@@ -1,8 +1,9 @@
 //! An org policy is prepared once per load (rules compiled and indexed, examples checked) and
 //! every request's fresh instance starts from that snapshot: the decisions are the rules',
-//! a policy without rules is not run at all, a failing example stops the handler at load
-//! naming the rule, the snapshot is compiled once into the user's cache, and a managed
-//! install's org handlers never take it from there.
+//! a policy without rules is not run at all (nor the path validator on a request without
+//! paths), a failing example stops the handler at load naming the rule, the snapshot is
+//! compiled once into the user's cache, and a managed install's org handlers never take it
+//! from there.
 
 use std::path::Path;
 
@@ -89,12 +90,18 @@ fn a_prepared_policy_decides_by_its_rules_and_its_snapshot_is_compiled_once() {
         verdict_of(&lines[1], "team")["reason"],
         "rewrites shared history [force-push]"
     );
-    // The default chain's org-policy has no rules: it said so at load and is not run.
-    let empty = verdict_of(&lines[0], "builtin-policy");
-    assert_eq!(
-        (&empty["verdict"], &empty["elapsed_us"]),
-        (&json!("abstain"), &json!(0))
-    );
+    // The default chain's org-policy has no rules: it said so at load and is not run; nor is
+    // the path validator on a command without paths. It does run on an edit.
+    for skipped in ["builtin-policy", "builtin-paths"] {
+        let trace = verdict_of(&lines[0], skipped);
+        assert_eq!(
+            (&trace["verdict"], &trace["elapsed_us"]),
+            (&json!("abstain"), &json!(0))
+        );
+    }
+    let paths = verdict_of(&lines[3], "builtin-paths");
+    assert!(paths["elapsed_us"].as_u64().unwrap() > 0, "{paths}");
+    assert_eq!(paths["verdict"], "deny", "{paths}");
     // The instrumented plugin and the snapshot for this config and these places.
     let compiled = entries(&cache);
     assert!(compiled >= 1, "nothing compiled into {}", cache.display());

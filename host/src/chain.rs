@@ -315,8 +315,9 @@ impl Chain {
         let spec = &handler.spec;
         let (outcome, logs, elapsed) = match &handler.plugin {
             Err(load_error) => (Err(load_error.clone()), Vec::new(), 0),
-            // Its `prepare` said so at load: nothing to run (the default chain's empty org-policy).
-            Ok(plugin) if plugin.abstains => (Ok(Ruling::ABSTAIN), Vec::new(), 0),
+            // Outside what its `prepare` declared at load: it would abstain (the default
+            // chain's empty org-policy on anything, the path validator without paths).
+            Ok(plugin) if !plugin.interest.covers(request) => (Ok(Ruling::ABSTAIN), Vec::new(), 0),
             Ok(plugin) => {
                 let evaluation = batch
                     .evaluate(plugin, request, &spec.config_json, spec.limits)

@@ -43,9 +43,34 @@ pub struct LoadedPlugin {
     pub(super) pre: Prelinked,
     /// An instance made ahead of the next request, never called yet.
     pub(super) spare: Arc<Mutex<Option<Instance>>>,
-    /// Whether its `prepare` said that with its config it abstains on every request: then it
-    /// is not run at all.
-    pub abstains: bool,
+    /// The requests it can have an opinion on, as its `prepare` declared for its config: it
+    /// is not run on others.
+    pub interest: Interest,
+}
+
+/// Which requests a plugin can have an opinion on (the WIT `interest`).
+#[derive(Debug, Clone, Default)]
+pub struct Interest {
+    /// Only these kinds; `None`: any.
+    pub(super) kinds: Option<Vec<wit::types::ToolKind>>,
+    /// Only requests with at least one path.
+    pub(super) paths: bool,
+}
+
+impl Interest {
+    /// Whether a request of this plugin's interest: the others are abstained on unseen.
+    pub fn covers(&self, request: &ToolRequest) -> bool {
+        let kind = wit::kind_to_wit(request.kind);
+        self.kinds
+            .as_ref()
+            .is_none_or(|kinds| kinds.contains(&kind))
+            && (!self.paths || !request.paths.is_empty())
+    }
+
+    /// No request at all: the plugin abstains on every one.
+    pub(super) fn is_none(&self) -> bool {
+        self.kinds.as_ref().is_some_and(Vec::is_empty)
+    }
 }
 
 /// The result of one evaluation: the plugin's ruling, or why there is none.

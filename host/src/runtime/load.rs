@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 use wasmtime::component::Component;
 
 use super::grants::{Grant, Need, refused};
-use super::instance::{LoadedPlugin, Prelinked};
+use super::instance::{Interest, LoadedPlugin, Prelinked};
 use super::wit::{self, WIT_VERSION};
 use super::{ComponentInfo, Runtime};
 use crate::builtin;
@@ -79,7 +79,7 @@ impl Runtime {
             info,
             pre,
             spare: Arc::default(),
-            abstains: false,
+            interest: Interest::default(),
         })
     }
 

@@ -16,9 +16,9 @@ use wasmtime::Store;
 use wasmtime::component::{Component, ComponentType, Instance, Lift, Lower, WasmList};
 use wasmtime_wizer::{ComponentInstanceState, Wizer};
 
-use super::instance::{LoadedPlugin, Prelinked, describe_trap};
+use super::instance::{Interest, LoadedPlugin, Prelinked, describe_trap};
 use super::sandbox::SandboxState;
-use super::wit::WIT_VERSION;
+use super::wit::{self, WIT_VERSION};
 use super::{Limits, Runtime};
 use crate::digest::sha256_hex;
 use crate::request::SessionContext;
@@ -37,21 +37,20 @@ struct Places {
     workspace_roots: Vec<String>,
 }
 
-/// What `prepare` made of a config (the WIT `preparation` enum).
-#[derive(ComponentType, Lift, Debug, Clone, Copy, PartialEq, Eq)]
-#[component(enum)]
-#[repr(u8)]
-#[allow(
-    dead_code,
-    reason = "the variants are made by lifting the guest's answer"
-)]
-enum Preparation {
-    #[component(name = "unprepared")]
-    Unprepared,
-    #[component(name = "ready")]
-    Ready,
-    #[component(name = "abstains")]
-    Abstains,
+/// What `prepare` made of a config (the WIT `preparation` record).
+#[derive(ComponentType, Lift)]
+#[component(record)]
+struct Preparation {
+    ready: bool,
+    interest: WitInterest,
+}
+
+/// The WIT `interest` record.
+#[derive(ComponentType, Lift)]
+#[component(record)]
+struct WitInterest {
+    kinds: Option<Vec<wit::types::ToolKind>>,
+    paths: bool,
 }
 
 impl Places {
@@ -66,9 +65,9 @@ impl Places {
 }
 
 impl Runtime {
-    /// `plugin` made ready for `config` in the places of `context`, when it exports `prepare`
-    /// and says its ready state is worth keeping; marked as abstaining on every request when
-    /// it says so; else `plugin` as it is. An error when the
+    /// `plugin` with the interest its `prepare` declares for `config`, and made ready for
+    /// `config` in the places of `context` when it says its ready state is worth keeping; a
+    /// plugin without `prepare` as it is. An error when the
     /// plugin refuses the config (a bad rule, a failing example) or its `prepare` fails.
     ///
     /// The snapshot is native code compiled for this config: with `cached`, it is kept in the
@@ -109,15 +108,15 @@ impl Runtime {
                 .await
                 .with_context(|| label.clone())?
         };
-        match preparation {
-            Preparation::Unprepared => return Ok(plugin),
-            Preparation::Abstains => {
-                return Ok(LoadedPlugin {
-                    abstains: true,
-                    ..plugin
-                });
-            }
-            Preparation::Ready => {}
+        let plugin = LoadedPlugin {
+            interest: Interest {
+                kinds: preparation.interest.kinds,
+                paths: preparation.interest.paths,
+            },
+            ..plugin
+        };
+        if !preparation.ready || plugin.interest.is_none() {
+            return Ok(plugin);
         }
         let key = sha256_hex(
             serde_json::json!({
@@ -217,8 +216,9 @@ impl Runtime {
             .instantiate_async(&mut store, &instrumented)
             .await
             .map_err(|e| anyhow::anyhow!("{label}: {}", describe_trap(&e, limits)))?;
-        if call_prepare(&mut store, &instance, export, config, places, limits).await?
-            != Preparation::Ready
+        if !call_prepare(&mut store, &instance, export, config, places, limits)
+            .await?
+            .ready
         {
             bail!("{label}: `prepare` kept its state once, then not: it must be deterministic");
         }

@@ -94,7 +94,7 @@ pub(super) fn to_wit(r: &ToolRequest) -> types::Request {
     }
 }
 
-fn kind_to_wit(kind: request::ToolKind) -> types::ToolKind {
+pub(super) fn kind_to_wit(kind: request::ToolKind) -> types::ToolKind {
     use request::ToolKind as K;
     match kind {
         K::Read => types::ToolKind::Read,

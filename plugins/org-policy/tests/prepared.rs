@@ -3,7 +3,7 @@
 //! a request's home or workspace is not the prepared one; a broken config refused at once.
 
 use acp_gate_plugin::testing::{HOME, WORKSPACE, path_request, request};
-use acp_gate_plugin::{Places, Preparation, Prepared, Request, ToolKind, Verdict};
+use acp_gate_plugin::{Interest, Places, Preparation, Prepared, Request, ToolKind, Verdict};
 use acp_gate_plugin::{judge_with, prepare_with};
 use org_policy::{Config, OrgPolicy, evaluate};
 
@@ -15,6 +15,12 @@ const RULES: &str = r#"{"rules": [
     {"name": "keys", "decision": "deny", "reason": "keys", "paths": ["~/.ssh/**"],
      "match": [{"kind": "read", "path": "~/.ssh/id_ed25519"}]}
 ]}"#;
+
+/// A config prepared and kept, for any request.
+const READY: Preparation = Preparation {
+    ready: true,
+    interest: Interest::ANY,
+};
 
 fn places(home: &str, workspace: &str) -> Places {
     Places {
@@ -46,8 +52,8 @@ fn requests() -> Vec<Request> {
     list
 }
 
-/// Verdicts compare by what they print (the WIT type has no `PartialEq`).
-fn shown(outcome: Result<Verdict, String>) -> String {
+/// Verdicts and preparations compare by what they print (WIT types have no `PartialEq`).
+fn shown<T: std::fmt::Debug>(outcome: Result<T, String>) -> String {
     format!("{outcome:?}")
 }
 
@@ -59,8 +65,12 @@ fn config() -> Config {
 fn a_prepared_config_decides_every_request_as_evaluate_does() {
     let ready = Prepared::<OrgPolicy>::new();
     assert_eq!(
-        prepare_with::<OrgPolicy>(&ready, RULES, &places(HOME, WORKSPACE)),
-        Ok(Preparation::Ready)
+        shown(prepare_with::<OrgPolicy>(
+            &ready,
+            RULES,
+            &places(HOME, WORKSPACE)
+        )),
+        shown(Ok(READY))
     );
     for request in requests() {
         assert_eq!(
@@ -90,8 +100,12 @@ fn a_request_in_other_places_has_the_examples_checked_there() {
         "paths": ["/work/project/**"], "match": [{"kind": "edit", "path": "src/main.rs"}]}]}"#;
     let ready = Prepared::<OrgPolicy>::new();
     assert_eq!(
-        prepare_with::<OrgPolicy>(&ready, pinned, &places(HOME, WORKSPACE)),
-        Ok(Preparation::Ready)
+        shown(prepare_with::<OrgPolicy>(
+            &ready,
+            pinned,
+            &places(HOME, WORKSPACE)
+        )),
+        shown(Ok(READY))
     );
     let prepared = judge_with::<OrgPolicy>(&ready, &elsewhere);
     let alone = evaluate(&elsewhere, &serde_json::from_str(pinned).unwrap());
@@ -116,9 +130,13 @@ fn a_broken_config_is_refused_when_prepared_and_an_unprepared_instance_does_not_
     assert!(prepare_with::<OrgPolicy>(&Prepared::<OrgPolicy>::new(), not_rules, &at).is_err());
     // No rules: it abstains on everything, and says so (the host then skips it).
     let empty = Prepared::<OrgPolicy>::new();
+    let abstains = Preparation {
+        ready: false,
+        interest: Interest::NONE,
+    };
     assert_eq!(
-        prepare_with::<OrgPolicy>(&empty, "{}", &at),
-        Ok(Preparation::Abstains)
+        shown(prepare_with::<OrgPolicy>(&empty, "{}", &at)),
+        shown(Ok(abstains))
     );
     let error = judge_with::<OrgPolicy>(&empty, &request("npm test")).unwrap_err();
     assert!(error.contains("not prepared"), "{error}");

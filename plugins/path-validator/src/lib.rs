@@ -18,7 +18,7 @@ mod config;
 mod forms;
 mod patterns;
 
-use acp_gate_plugin::{Access, Plugin, Request, Resolution, ToolKind, Verdict};
+use acp_gate_plugin::{Access, Interest, Plugin, Request, Resolution, ToolKind, Verdict};
 use unicode_normalization::UnicodeNormalization;
 
 pub use config::{Config, OutsideRead};
@@ -31,6 +31,14 @@ impl Plugin for PathValidator {
 
     fn evaluate(request: &Request, config: &Config) -> Result<Verdict, String> {
         evaluate(request, config, &acp_gate_plugin::resolve_path)
+    }
+
+    /// A request without paths abstains at once (the first line of [`evaluate`]).
+    fn interest(_config: &Config) -> Interest {
+        Interest {
+            kinds: None,
+            paths: true,
+        }
     }
 }
 

@@ -49,7 +49,7 @@ pub use bindings::acp_gate::plugin::types::{
     Access, CommandLine, Diff, OptionKind, PathRef, PermissionOption, Request, RequestSource,
     ToolKind, Verdict,
 };
-pub use bindings::exports::acp_gate::plugin::prepare::{Places, Preparation};
+pub use bindings::exports::acp_gate::plugin::prepare::{Interest, Places, Preparation};
 
 impl ToolKind {
     /// The kind's name as ACP and `handlers.toml` write it (`switch_mode`, not WIT's
@@ -79,13 +79,45 @@ pub trait Plugin {
     /// Judge one request. Return `Err` when the request cannot be judged; the host applies
     /// the handler's `on_error` verdict.
     fn evaluate(request: &Request, config: &Self::Config) -> Result<Verdict, String>;
+
+    /// Which requests the plugin can have an opinion on with `config`: acp-gate does not run
+    /// it on others (they count as abstain). Declare only what `evaluate` guarantees: a
+    /// request outside the interest must get `Abstain`, whatever it holds. Default: any.
+    fn interest(_config: &Self::Config) -> Interest {
+        Interest::ANY
+    }
+}
+
+impl Interest {
+    /// Any request.
+    pub const ANY: Interest = Interest {
+        kinds: None,
+        paths: false,
+    };
+    /// No request at all: the plugin abstains on everything.
+    pub const NONE: Interest = Interest {
+        kinds: Some(Vec::new()),
+        paths: false,
+    };
+}
+
+/// `config` as `P`'s config type, or the error the host shows.
+fn parse<P: Plugin>(config: &str) -> Result<P::Config, String> {
+    serde_json::from_str(config).map_err(|e| format!("invalid [handler.config]: {e}"))
 }
 
 /// Parses `config` and calls `P::evaluate`; what [`export_plugin!`] wires to the export.
 pub fn evaluate_with<P: Plugin>(request: &Request, config: &str) -> Result<Verdict, String> {
-    let config: P::Config =
-        serde_json::from_str(config).map_err(|e| format!("invalid [handler.config]: {e}"))?;
-    P::evaluate(request, &config)
+    P::evaluate(request, &parse::<P>(config)?)
+}
+
+/// Parses `config` (a broken one stops the handler at load) and declares `P`'s interest,
+/// keeping nothing; what [`export_plugin!`] wires to the `prepare` export.
+pub fn interest_with<P: Plugin>(config: &str) -> Result<Preparation, String> {
+    Ok(Preparation {
+        ready: false,
+        interest: P::interest(&parse::<P>(config)?),
+    })
 }
 
 /// A plugin whose config is worth turning into a ready state once per load (compiled rules,
@@ -97,8 +129,8 @@ pub trait Prepare: Plugin {
     type Ready: Send + Sync + 'static;
 
     /// Makes the ready state, for requests that will most likely have `places`. `Ok(None)`:
-    /// with this config the plugin abstains on every request (acp-gate then skips it). `Err`:
-    /// the config is broken; the handler does not load.
+    /// with this config the plugin abstains on every request (acp-gate then never runs it).
+    /// `Err`: the config is broken; the handler does not load.
     fn prepare(config: &Self::Config, places: &Places) -> Result<Option<Self::Ready>, String>;
 
     /// Judges `request` from the ready state. It must decide as [`Plugin::evaluate`] would
@@ -117,14 +149,16 @@ pub fn prepare_with<P: Prepare>(
     config: &str,
     places: &Places,
 ) -> Result<Preparation, String> {
-    let parsed: P::Config =
-        serde_json::from_str(config).map_err(|e| format!("invalid [handler.config]: {e}"))?;
+    let parsed = parse::<P>(config)?;
     let Some(ready) = P::prepare(&parsed, places)? else {
-        return Ok(Preparation::Abstains);
+        return Ok(Preparation {
+            ready: false,
+            interest: Interest::NONE,
+        });
     };
-    Ok(match cell.set(ready) {
-        Ok(()) => Preparation::Ready,
-        Err(_) => Preparation::Unprepared,
+    Ok(Preparation {
+        ready: cell.set(ready).is_ok(),
+        interest: P::interest(&parsed),
     })
 }
 
@@ -137,13 +171,13 @@ pub fn judge_with<P: Prepare>(cell: &Prepared<P>, request: &Request) -> Result<V
     P::evaluate_ready(request, ready)
 }
 
-/// Exports a [`Plugin`] implementation as the component's `handler` interface (and a
-/// `prepare` that keeps nothing: the host then runs it as a plugin without one).
+/// Exports a [`Plugin`] implementation as the component's `handler` interface, and a
+/// `prepare` that keeps nothing and declares [`Plugin::interest`].
 #[macro_export]
 macro_rules! export_plugin {
     ($plugin:ty) => {
         $crate::export_plugin!(@world $plugin,
-            |_config, _places| ::std::result::Result::Ok($crate::Preparation::Unprepared),
+            |config, _places| $crate::interest_with::<$plugin>(config),
             |_request| ::std::result::Result::Err("this plugin prepares nothing".into())
         );
     };

@@ -71,7 +71,15 @@ const GLOBS: &[&str] = &[
     "k.pem",
 ];
 const TITLES: &[&str] = &["(?i)push", "^Fetch", "main"];
-const DOMAINS: &[&str] = &["example.com", "*.example.com", "docs.rs"];
+const DOMAINS: &[&str] = &[
+    "example.com",
+    "*.example.com",
+    "docs.rs",
+    "API.Example.com.",
+    "*.api.example.com",
+    "*.rs",
+    "evil-example.com",
+];
 
 fn pick(pool: &'static [&'static str]) -> impl Strategy<Value = String> {
     prop::sample::select(pool).prop_map(str::to_owned)
@@ -264,6 +272,11 @@ fn a_request() -> impl Strategy<Value = Request> {
         "{}",
         r#"{"rawInput":{"url":"https://api.example.com/x"}}"#,
         r#"{"rawInput":{"url":"docs.rs/serde"}}"#,
+        r#"{"rawInput":{"url":"https://API.Example.COM./x"}}"#,
+        r#"{"rawInput":{"url":"http://user@a.b.api.example.com:8080/"}}"#,
+        r#"{"rawInput":{"url":"https://example.com","other":"https://evil-example.com"}}"#,
+        r#"{"rawInput":{"urls":["https://docs.rs/a","https://crates.io/b"]}}"#,
+        r#"{"rawInput":{"url":"https://[::1]:3000/x"}}"#,
     ]);
     let places = prop::sample::select(PLACES);
     (pick(KINDS), command(), paths, tool, title, raw_json, places).prop_map(

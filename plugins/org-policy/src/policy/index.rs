@@ -1,4 +1,5 @@
-//! Which rules can fire on a request, found by its tool kind, its programs' names and its paths.
+//! Which rules can fire on a request, found by its tool kind, its programs' names, its URLs'
+//! hosts and its paths.
 //!
 //! A rule is filed under every kind its `kinds` allow (a rule without `kinds` under every kind),
 //! and there by what it needs of the request:
@@ -7,6 +8,8 @@
 //!   (`commands::program_name`) of one of the first token's alternatives, exactly what
 //!   `rules::prefix_matches` requires first, whether the rule is generous or not;
 //! - a `regex` alone: a command (parsed or not);
+//! - no command condition but `domains`: a URL whose host is one of them, or under a
+//!   `*.parent` one (see [`keys_of_domains`]);
 //! - no command condition but `paths` whose every glob has a literal segment: a path with that
 //!   segment (see [`key_of_glob`]);
 //! - nothing else: any request.
@@ -20,7 +23,7 @@ use acp_gate_plugin::ToolKind;
 
 use crate::commands::{Commands, SimpleCommand, program_name};
 use crate::policy::Facts;
-use crate::rules::{Condition, Rule};
+use crate::rules::{Condition, Rule, host_of};
 
 /// Which of a request's simple commands a candidate rule is tried on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -52,6 +55,9 @@ struct Shelf {
     programs: BTreeMap<String, Vec<usize>>,
     /// The rules without command conditions whose `paths` globs all have a key, by those keys.
     paths: BTreeMap<String, Vec<usize>>,
+    /// The rules without command conditions with `domains`, by the domain each names (for
+    /// `*.parent`, the parent).
+    domains: BTreeMap<String, Vec<usize>>,
 }
 
 impl Index {
@@ -97,6 +103,15 @@ impl Index {
         for path in &facts.paths {
             for segment in path.split('/').filter(|s| !s.is_empty()) {
                 if let Some(rules) = shelf.paths.get(segment.to_lowercase().as_str()) {
+                    found.extend(rules.iter().map(|&r| (r, Tried::Every)));
+                }
+            }
+        }
+        for host in facts.urls.iter().filter_map(|url| host_of(url)) {
+            // The host, and each parent domain a `*.parent` pattern could name.
+            let parents = host.match_indices('.').map(|(at, _)| &host[at + 1..]);
+            for key in std::iter::once(host.as_str()).chain(parents) {
+                if let Some(rules) = shelf.domains.get(key) {
                     found.extend(rules.iter().map(|&r| (r, Tried::Every)));
                 }
             }
@@ -150,32 +165,56 @@ impl Shelf {
                 // An empty prefix matches nothing: the rule is filed nowhere.
                 Some(prefix) => {
                     let alternatives = prefix.first().map_or(&[][..], |t| t.alternatives());
-                    for alternative in alternatives {
-                        let numbers = shelf.programs.entry(program_name(alternative)).or_default();
-                        if numbers.last() != Some(&number) {
-                            numbers.push(number);
-                        }
-                    }
+                    let keys = alternatives.iter().map(|a| program_name(a));
+                    file(&mut shelf.programs, keys, number);
                 }
                 None if rule.judges_commands() => shelf.with_command.push(number),
-                None => match keys_of_paths(rule) {
-                    Some(keys) => {
-                        for key in keys {
-                            let numbers = shelf.paths.entry(key).or_default();
-                            if numbers.last() != Some(&number) {
-                                numbers.push(number);
-                            }
-                        }
-                    }
-                    None => {
+                None => {
+                    if let Some(keys) = keys_of_domains(rule) {
+                        file(&mut shelf.domains, keys, number);
+                    } else if let Some(keys) = keys_of_paths(rule) {
+                        file(&mut shelf.paths, keys, number);
+                    } else {
                         shelf.anywhere.push(number);
                         shelf.with_command.push(number);
                     }
-                },
+                }
             }
         }
         shelf
     }
+}
+
+/// Files rule `number` under each of `keys` (once per key; rules come in ascending order).
+fn file(
+    map: &mut BTreeMap<String, Vec<usize>>,
+    keys: impl IntoIterator<Item = String>,
+    number: usize,
+) {
+    for key in keys {
+        let numbers = map.entry(key).or_default();
+        if numbers.last() != Some(&number) {
+            numbers.push(number);
+        }
+    }
+}
+
+/// The keys of a rule's first `domains` condition: each domain as `rules::domain_matches`
+/// reads it (trailing dots dropped, lower-cased), `*.parent` as its parent. A domain rule fires
+/// only on a request with a URL whose host matches one of its domains (any URL for deny and
+/// ask, every URL and at least one for allow): that host is the domain itself, or has the
+/// parent as a suffix after a dot, and [`Index::candidates`] looks up the host and each such
+/// suffix.
+fn keys_of_domains(rule: &Rule) -> Option<impl Iterator<Item = String>> {
+    let domains = rule.conditions.iter().find_map(|c| match c {
+        Condition::Domains(domains) => Some(domains),
+        _ => None,
+    })?;
+    Some(domains.iter().map(|d| {
+        let d = d.trim_end_matches('.').to_ascii_lowercase();
+        d.strip_prefix("*.")
+            .map_or_else(|| d.clone(), str::to_owned)
+    }))
 }
 
 /// The keys of a rule's first `paths` condition (all its conditions must hold), when every

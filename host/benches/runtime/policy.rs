@@ -214,7 +214,8 @@ pub async fn prepared(fixture: &Fixture, config: &str) -> Result<LoadedPlugin> {
 
 /// An org policy of `n` rules as organisations write them: an allow rule per approved tool
 /// (`prefix`, with a `match` example), a deny rule per protected path (`kinds` + `paths`), an
-/// ask rule per risky subcommand (`prefix` with alternatives).
+/// ask rule per risky subcommand (`prefix` with alternatives), an allow rule per documentation
+/// site (`domains`).
 fn org_policy_of(n: usize) -> String {
     let rules: Vec<Value> = (0..n)
         .map(|i| match i % 5 {
@@ -223,6 +224,11 @@ fn org_policy_of(n: usize) -> String {
                 "reason": "protected path", "kinds": ["edit", "delete"],
                 "paths": [format!("secrets-{i}/**")],
                 "match": [{"kind": "edit", "path": format!("secrets-{i}/key")}],
+            }),
+            4 => json!({
+                "name": format!("docs-{i}"), "decision": "allow", "kinds": ["fetch"],
+                "domains": [format!("docs{i}.example.com"), format!("*.docs{i}.example.com")],
+                "match": [{"kind": "fetch", "url": format!("https://docs{i}.example.com/")}],
             }),
             1 => json!({
                 "name": format!("risky-{i}"), "decision": "ask", "reason": "changes shared state",
@@ -241,7 +247,7 @@ fn org_policy_of(n: usize) -> String {
 }
 
 /// The cost of a decision as the policy grows: 100 and 1000 rules against 10, for a command
-/// two rules match, an edit and a command no rule matches.
+/// two rules match, a command no rule matches, an edit and a fetch.
 async fn scaling(fixture: &Fixture, report: &mut Report) -> Result<()> {
     report.section("org policy of 10, 100 and 1000 rules, prepared, fresh instance per decision");
     let requests = [
@@ -251,6 +257,10 @@ async fn scaling(fixture: &Fixture, report: &mut Report) -> Result<()> {
     let edit = fixture.request(permission_params(
         "Edit",
         json!({"file_path": "secrets-5/key", "old_string": "a", "new_string": "b"}),
+    ))?;
+    let fetch = fixture.request(permission_params(
+        "WebFetch",
+        json!({"url": "https://api.docs9.example.com/guide", "prompt": "read"}),
     ))?;
     let mut policies = Vec::new();
     for n in [10, 100, 1000] {
@@ -263,6 +273,7 @@ async fn scaling(fixture: &Fixture, report: &mut Report) -> Result<()> {
             cases.push((name, request, expected));
         }
         cases.push(("edit", edit.clone(), "deny"));
+        cases.push(("fetch", fetch.clone(), "allow"));
         for (name, request, expected) in &cases {
             let outcome = fixture
                 .runtime
@@ -279,7 +290,7 @@ async fn scaling(fixture: &Fixture, report: &mut Report) -> Result<()> {
         policies.push((n, config, plugin, cases));
     }
     // Interleaved, so that no size gets a quieter stretch of the run than another.
-    let mut times = vec![vec![Vec::new(); 3]; policies.len()];
+    let mut times = vec![vec![Vec::new(); 4]; policies.len()];
     for _ in 0..EVALUATIONS {
         for (at, (_, config, plugin, cases)) in policies.iter().enumerate() {
             for (case, (_, request, _)) in cases.iter().enumerate() {

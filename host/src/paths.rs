@@ -59,7 +59,84 @@ pub fn resolve(raw: &str, cwd: &Path, home: &Path) -> Resolution {
     resolve_absolute(&expand(raw, cwd, home))
 }
 
+/// The workspace roots resolved so far, each once per process: see [`Roots::resolve`].
+#[derive(Default)]
+pub struct Roots {
+    resolved: std::sync::Mutex<std::collections::HashMap<PathBuf, Resolution>>,
+}
+
+/// Roots remembered at most; past this (a proxy with that many workspaces) the others are
+/// resolved on every request, as any path is.
+const MAX_ROOTS: usize = 256;
+
+impl Roots {
+    /// `root`'s resolution as it was the first time this process resolved it. A plugin
+    /// resolves the workspace roots on every request; doing it once also fixes the boundary
+    /// where it was when the session began: re-pointing a root symlink afterwards (an agent's
+    /// `ln -sfn / ws`) does not move the boundary with it. Paths under the root are still
+    /// resolved afresh, so one that now leads elsewhere through the re-pointed link is outside.
+    pub fn resolve(&self, root: &Path) -> Resolution {
+        let mut resolved = self.resolved.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(resolution) = resolved.get(root) {
+            return resolution.clone();
+        }
+        let resolution = resolve_absolute(root);
+        if resolved.len() < MAX_ROOTS {
+            resolved.insert(root.to_path_buf(), resolution.clone());
+        }
+        resolution
+    }
+}
+
 fn resolve_absolute(path: &Path) -> Resolution {
+    resolve_without_symlinks(path).unwrap_or_else(|| walk(path))
+}
+
+/// Most paths an agent names have no symlink on the way: one `openat2` with
+/// `RESOLVE_NO_SYMLINKS` lets the kernel confirm that for the whole path at once, and the path
+/// is then its own canonical form (what [`walk`] would find with a `lstat` per component).
+/// `None` leaves the path to [`walk`]: a `..` in it, a symlink on the way (`ELOOP`), or any
+/// other refusal (a kernel before 5.6, a directory that cannot be searched).
+fn resolve_without_symlinks(path: &Path) -> Option<Resolution> {
+    use rustix::fs::{CWD, Mode, OFlags, ResolveFlags};
+    use rustix::io::Errno;
+    let mut parts = path.components();
+    if parts.next() != Some(Component::RootDir)
+        || !parts.clone().all(|c| matches!(c, Component::Normal(_)))
+    {
+        return None;
+    }
+    // `components` folds `.` and doubled slashes, as the walk does.
+    let canonical: PathBuf = path.components().collect();
+    let opened = rustix::fs::openat2(
+        CWD,
+        &canonical,
+        OFlags::PATH | OFlags::CLOEXEC,
+        Mode::empty(),
+        ResolveFlags::NO_SYMLINKS,
+    );
+    let identity = match opened {
+        Ok(fd) => {
+            let stat = rustix::fs::fstat(&fd).ok()?;
+            Some((stat.st_dev as u64, stat.st_ino as u64))
+        }
+        // A missing component (or a file used as a directory) with no symlink before it:
+        // the walk would append the rest as written.
+        Err(Errno::NOENT | Errno::NOTDIR) => None,
+        Err(_) => return None,
+    };
+    let case_insensitive = is_case_insensitive(&canonical, identity);
+    Some(Resolution {
+        canonical,
+        exists: identity.is_some(),
+        through_symlink: false,
+        case_insensitive,
+    })
+}
+
+/// Resolves `path` a component at a time, following each symlink (dangling ones as far as
+/// their targets can be read) and applying `..` after the symlinks before it.
+fn walk(path: &Path) -> Resolution {
     let mut through_symlink = false;
     let mut hops = 0;
     let mut done = PathBuf::from("/");
@@ -87,9 +164,10 @@ fn resolve_absolute(path: &Path) -> Resolution {
             _ => done = next,
         }
     }
-    let metadata = std::fs::metadata(&done).ok();
-    let exists = metadata.is_some();
-    let case_insensitive = is_case_insensitive(&done, metadata);
+    use std::os::unix::fs::MetadataExt;
+    let identity = std::fs::metadata(&done).ok().map(|m| (m.dev(), m.ino()));
+    let exists = identity.is_some();
+    let case_insensitive = is_case_insensitive(&done, identity);
     Resolution {
         canonical: done,
         exists,
@@ -110,16 +188,20 @@ fn components_of(path: &Path) -> Vec<std::ffi::OsString> {
 }
 
 /// Whether the file system holding `path`'s nearest existing ancestor folds case: the same
-/// entry is found under a case-swapped name. `metadata` is `path`'s, when it exists.
-fn is_case_insensitive(path: &Path, metadata: Option<std::fs::Metadata>) -> bool {
-    let found = match metadata {
-        Some(metadata) if path.parent().is_some() => Some((path, metadata)),
-        _ => path
+/// entry is found under a case-swapped name. `identity` is `path`'s (device, inode); `None`
+/// when `path` was found not to exist.
+fn is_case_insensitive(path: &Path, identity: Option<(u64, u64)>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let found = match identity {
+        Some(identity) if path.parent().is_some() => Some((path, identity)),
+        Some(_) => None,
+        None => path
             .ancestors()
+            .skip(1)
             .filter(|p| p.parent().is_some())
-            .find_map(|p| Some((p, std::fs::metadata(p).ok()?))),
+            .find_map(|p| std::fs::metadata(p).ok().map(|m| (p, (m.dev(), m.ino())))),
     };
-    let Some((existing, metadata)) = found else {
+    let Some((existing, identity)) = found else {
         return false;
     };
     let Some(name) = existing.file_name().and_then(|n| n.to_str()) else {
@@ -138,9 +220,8 @@ fn is_case_insensitive(path: &Path, metadata: Option<std::fs::Metadata>) -> bool
     if swapped == name {
         return false;
     }
-    use std::os::unix::fs::MetadataExt;
     std::fs::metadata(existing.with_file_name(swapped))
-        .is_ok_and(|other| other.ino() == metadata.ino() && other.dev() == metadata.dev())
+        .is_ok_and(|other| (other.dev(), other.ino()) == identity)
 }
 
 #[cfg(test)]
@@ -234,6 +315,65 @@ mod tests {
             proptest::prop_assert!(out.is_absolute(), "{out:?}");
             proptest::prop_assert!(!out.components().any(|c| matches!(c, Component::ParentDir | Component::CurDir)), "{out:?}");
         }
+    }
+
+    #[test]
+    fn the_one_call_resolution_agrees_with_the_walk_and_leaves_symlinks_to_it() {
+        let dir = tmp().join("fast");
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("file"), "x").unwrap();
+        std::os::unix::fs::symlink(dir.join("sub"), dir.join("link")).unwrap();
+        std::os::unix::fs::symlink(dir.join("nowhere"), dir.join("dangling")).unwrap();
+        let d = dir.display();
+        let plain = [
+            format!("{d}/file"),
+            format!("{d}/sub"),
+            format!("{d}//sub/./"),
+            format!("{d}/missing/deeper/new.txt"),
+            format!("{d}/file/under-a-file"),
+            "/".to_owned(),
+        ];
+        for path in &plain {
+            let fast = resolve_without_symlinks(Path::new(path));
+            assert_eq!(fast, Some(walk(Path::new(path))), "{path}");
+        }
+        let left_to_the_walk = [
+            format!("{d}/link/x"),
+            format!("{d}/link"),
+            format!("{d}/dangling"),
+            format!("{d}/sub/../file"),
+        ];
+        for path in &left_to_the_walk {
+            assert_eq!(resolve_without_symlinks(Path::new(path)), None, "{path}");
+        }
+        let through = resolve(&format!("{d}/link/x"), &dir, Path::new("/h"));
+        assert!(through.through_symlink);
+        assert_eq!(through.canonical, dir.join("sub/x"));
+    }
+
+    #[test]
+    fn a_root_keeps_the_place_it_first_resolved_to_when_its_link_is_re_pointed() {
+        let dir = tmp().join("roots");
+        for d in ["first", "second"] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+        }
+        let link = dir.join("ws");
+        std::os::unix::fs::symlink(dir.join("first"), &link).unwrap();
+        let roots = Roots::default();
+        assert_eq!(roots.resolve(&link).canonical, dir.join("first"));
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(dir.join("second"), &link).unwrap();
+        assert_eq!(roots.resolve(&link).canonical, dir.join("first"));
+        let under = resolve(&link.join("f").display().to_string(), &dir, Path::new("/h"));
+        assert_eq!(
+            under.canonical,
+            dir.join("second/f"),
+            "paths under it: afresh"
+        );
+        assert_eq!(
+            Roots::default().resolve(&link).canonical,
+            dir.join("second")
+        );
     }
 
     #[test]

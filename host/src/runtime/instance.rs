@@ -146,7 +146,7 @@ impl Runtime {
 impl Runtime {
     /// A store for one instance: an empty sandbox with `limits`, its CPU deadline armed.
     pub(super) fn store(&self, limits: Limits) -> Store<SandboxState> {
-        let mut store = Store::new(&self.engine, SandboxState::new(limits));
+        let mut store = Store::new(&self.engine, SandboxState::new(limits, self.roots.clone()));
         store.limiter(|state| &mut state.limits);
         store.set_epoch_deadline(ticks(limits.timeout));
         store.epoch_deadline_trap();
@@ -319,6 +319,7 @@ impl Instance {
         let state = self.store.data_mut();
         state.cwd.clone_from(&request.cwd);
         state.home.clone_from(&request.home);
+        state.workspace_roots.clone_from(&request.workspace_roots);
         let wit_request = wit::to_wit(request);
         let returned = match &self.call {
             Call::Evaluate(bindings) => {

@@ -129,6 +129,8 @@ pub struct Runtime {
     compiled: std::sync::Mutex<std::collections::HashMap<String, wasmtime::component::Component>>,
     /// One permit per pool slot.
     slots: Arc<Semaphore>,
+    /// Workspace roots as `paths.resolve` first found them (see [`crate::paths::Roots`]).
+    roots: Arc<crate::paths::Roots>,
     /// Why the instance pool is not used, when it could not be set up.
     pub notice: Option<String>,
 }
@@ -179,6 +181,7 @@ impl Runtime {
             cache,
             compiled: Default::default(),
             slots: Arc::new(Semaphore::new(POOL_INSTANCES as usize)),
+            roots: Arc::default(),
             notice,
         }))
     }

@@ -257,6 +257,7 @@ async fn call_prepare(
     let state = store.data_mut();
     state.cwd = places.cwd.clone().into();
     state.home = places.home_dir.clone().into();
+    state.workspace_roots = places.workspace_roots.iter().map(Into::into).collect();
     let interface = instance
         .get_export_index(&mut *store, None, export)
         .context("no `prepare` interface")?;

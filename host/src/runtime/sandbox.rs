@@ -2,7 +2,8 @@
 //! and the host functions it imports (`log`, `paths`). Everything a sandbox is given is given
 //! in [`SandboxState::new`]; which of it a plugin may import is decided by its grants.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use wasmtime::StoreLimits;
 use wasmtime::StoreLimitsBuilder;
@@ -23,6 +24,10 @@ pub(super) struct SandboxState {
     /// The directories `paths.resolve` works from: the request's, set when it is called.
     pub(super) cwd: PathBuf,
     pub(super) home: PathBuf,
+    /// The request's workspace roots, and where this process first found each (the
+    /// runtime's, shared by every instance).
+    pub(super) workspace_roots: Vec<PathBuf>,
+    roots: Arc<crate::paths::Roots>,
 }
 
 impl SandboxState {
@@ -38,8 +43,9 @@ impl SandboxState {
     ///   are several core modules), 2^20 table elements.
     /// - CPU and time: set on the store by the caller (an epoch deadline and a wall clock).
     /// - `log`: at most 32 lines of 2000 characters, control characters removed.
-    /// - `paths.resolve`: facts about the request's own paths, from its `cwd` and `home`.
-    pub(super) fn new(limits: Limits) -> SandboxState {
+    /// - `paths.resolve`: facts about the request's own paths, from its `cwd` and `home`; its
+    ///   workspace roots as `roots` first found them.
+    pub(super) fn new(limits: Limits, roots: Arc<crate::paths::Roots>) -> SandboxState {
         SandboxState {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
@@ -54,6 +60,8 @@ impl SandboxState {
             logs: Vec::new(),
             cwd: PathBuf::new(),
             home: PathBuf::new(),
+            workspace_roots: Vec::new(),
+            roots,
         }
     }
 }
@@ -85,7 +93,14 @@ impl log::Host for SandboxState {
 
 impl paths::Host for SandboxState {
     fn resolve(&mut self, path: String) -> paths::Resolution {
-        let r = crate::paths::resolve(&path, &self.cwd, &self.home);
+        let r = match self
+            .workspace_roots
+            .iter()
+            .find(|root| **root == Path::new(&path))
+        {
+            Some(root) => self.roots.resolve(root),
+            None => crate::paths::resolve(&path, &self.cwd, &self.home),
+        };
         paths::Resolution {
             canonical: r.canonical.display().to_string(),
             exists: r.exists,

@@ -3,7 +3,10 @@
 
 use std::borrow::Cow;
 
-use acp_gate_plugin::sensitive::{PathGlob, PathSegments, RUNS_CODE, SECRETS, is_env_template};
+use acp_gate_plugin::sensitive::{
+    Needs, PathGlob, PathSegments, RUNS_CODE, RUNS_CODE_NEEDS, SECRETS, SECRETS_NEEDS,
+    is_env_template,
+};
 use unicode_normalization::{UnicodeNormalization, is_nfc};
 
 use crate::config::Config;
@@ -34,29 +37,25 @@ impl<'a> Patterns<'a> {
         Ok(Patterns { config, home })
     }
 
-    /// Every pattern with what it forbids, made as it is tried: a fresh instance judges one
-    /// request, usually one path, and most patterns are rejected at once.
-    fn globs(&self) -> impl Iterator<Item = (PathGlob<'a>, Protection)> + 'a {
+    /// Every pattern, in order, with what it forbids and what a path needs for it to match:
+    /// a fresh instance judges one request, usually one path, so globs are built only for the
+    /// patterns that pass their [`Needs`] (the built-in lists' are computed at compile time).
+    fn patterns(&self) -> impl Iterator<Item = (&'a str, Needs, Protection)> + 'a {
         let config = self.config;
-        let home = self.home;
-        let builtin = move |list: &'static [&'static str]| {
+        let builtin = move |list: &'static [&'static str], needs: &'static [Needs]| {
             list.iter()
                 .copied()
-                .filter(move |p| !config.allow_sensitive.iter().any(|a| a == p))
+                .zip(needs.iter().copied())
+                .filter(move |(p, _)| !config.allow_sensitive.iter().any(|a| a == p))
         };
-        let secrets = builtin(SECRETS)
-            .chain(config.sensitive.iter().map(String::as_str))
-            .map(|p| (p, Protection::Secret));
-        let no_write = builtin(RUNS_CODE)
-            .chain(config.protected.iter().map(String::as_str))
-            .map(|p| (p, Protection::NoWrite));
-        secrets.chain(no_write).map(move |(pattern, protection)| {
-            let pattern = match pattern.is_ascii() || is_nfc(pattern) {
-                true => Cow::Borrowed(pattern),
-                false => Cow::Owned(pattern.nfc().collect()),
-            };
-            (PathGlob::new(pattern, home), protection)
-        })
+        let configured = |list: &'a [String]| list.iter().map(|p| (p.as_str(), Needs::of(p)));
+        let secrets = builtin(SECRETS, &SECRETS_NEEDS)
+            .chain(configured(&config.sensitive))
+            .map(|(p, needs)| (p, needs, Protection::Secret));
+        let no_write = builtin(RUNS_CODE, &RUNS_CODE_NEEDS)
+            .chain(configured(&config.protected))
+            .map(|(p, needs)| (p, needs, Protection::NoWrite));
+        secrets.chain(no_write)
     }
 
     /// The first pattern the absolute, NFC `path` matches, and what it forbids.
@@ -65,8 +64,16 @@ impl<'a> Patterns<'a> {
             return None;
         }
         let segments = PathSegments::new(path, fold_case);
-        self.globs()
-            .find(|(glob, _)| glob.matches_segments(&segments))
-            .map(|(glob, protection)| (glob.pattern().to_owned(), protection))
+        self.patterns()
+            .filter(|(_, needs, _)| needs.admits(&segments))
+            .find_map(|(pattern, _, protection)| {
+                let pattern = match pattern.is_ascii() || is_nfc(pattern) {
+                    true => Cow::Borrowed(pattern),
+                    false => Cow::Owned(pattern.nfc().collect()),
+                };
+                let glob = PathGlob::new(pattern, self.home);
+                glob.matches_segments(&segments)
+                    .then(|| (glob.pattern().to_owned(), protection))
+            })
     }
 }

@@ -2,6 +2,7 @@ use std::collections::HashMap;
 
 use acp_gate_plugin::{Access, PathRef, Request, RequestSource, Resolution, ToolKind, Verdict};
 
+use super::patterns::{Patterns, Protection};
 use super::{Config, OutsideRead, evaluate, forms};
 
 const HOME: &str = "/home/u";
@@ -477,7 +478,66 @@ fn only_tools_whose_effect_is_known_are_allowed() {
     );
 }
 
+/// Segments of paths that come near the sensitive patterns: each pattern's own segments with
+/// its wildcards filled in, and ordinary ones.
+fn near_segments() -> Vec<String> {
+    use acp_gate_plugin::sensitive::{RUNS_CODE, SECRETS};
+    let mut segments: Vec<String> = SECRETS
+        .iter()
+        .chain(RUNS_CODE)
+        .flat_map(|p| p.split('/'))
+        .filter(|s| !s.is_empty() && *s != "**" && *s != "~")
+        .map(|s| s.replace('*', "x").replace('?', "y"))
+        .collect();
+    segments.extend(
+        [
+            "home",
+            "u",
+            "proj",
+            "src",
+            "main.rs",
+            "id_rsa_reader.go",
+            ".env.example",
+        ]
+        .map(String::from),
+    );
+    segments.sort();
+    segments.dedup();
+    segments
+}
+
 proptest::proptest! {
+    /// The filter that spares most globs a build ([`acp_gate_plugin::sensitive::Needs`]) never
+    /// changes which pattern a path matches: the same first pattern as trying every one, with
+    /// the config's own patterns, in either case and with case folding on or off.
+    #[test]
+    fn the_needs_filter_finds_the_pattern_trying_every_one_finds(
+        picks in proptest::collection::vec((0usize..10_000, proptest::bool::ANY), 1..6),
+        in_home in proptest::bool::ANY,
+        fold in proptest::bool::ANY,
+    ) {
+        let segments = near_segments();
+        let mut path = if in_home { HOME.to_owned() } else { String::new() };
+        for (pick, upper) in &picks {
+            let segment = &segments[pick % segments.len()];
+            path.push('/');
+            path.push_str(&if *upper { segment.to_uppercase() } else { segment.clone() });
+        }
+        let path = if fold { path.to_lowercase() } else { path };
+        let config: Config = serde_json::from_value(serde_json::json!({
+            "sensitive": ["build/*.secret", "~/notes/**"],
+            "protected": ["deploy.sh"],
+            "allow_sensitive": [".npmrc"],
+        })).unwrap();
+        let filtered = Patterns::new(&config, HOME).unwrap().matching(&path, fold);
+        let every = every_pattern(&config).into_iter().find(|(pattern, _)| {
+            acp_gate_plugin::sensitive::PathGlob::new(pattern.as_str(), HOME)
+                .matches_segments(&acp_gate_plugin::sensitive::PathSegments::new(&path, fold))
+        });
+        let every = every.filter(|_| !acp_gate_plugin::sensitive::is_env_template(&path));
+        proptest::prop_assert_eq!(filtered, every, "{}", path);
+    }
+
     /// Whatever the path, the validator answers (no panic), and a path outside the workspace
     /// is never allowed for writing.
     #[test]
@@ -514,4 +574,27 @@ proptest::proptest! {
         let path = format!("src/{stem}{rest}.{ext}");
         proptest::prop_assert_eq!(kind(&judge(&[(&path, Access::Write)])), "allow", "{}", path);
     }
+}
+
+/// Every pattern `config` leaves, in the order the validator tries them.
+fn every_pattern(config: &Config) -> Vec<(String, Protection)> {
+    use acp_gate_plugin::sensitive::{RUNS_CODE, SECRETS};
+    let builtin = |list: &[&str], protection| {
+        list.iter()
+            .filter(|p| !config.allow_sensitive.iter().any(|a| a == *p))
+            .map(move |p| (p.to_string(), protection))
+            .collect::<Vec<_>>()
+    };
+    let configured = |list: &[String], protection| {
+        list.iter()
+            .map(move |p| (p.clone(), protection))
+            .collect::<Vec<_>>()
+    };
+    [
+        builtin(SECRETS, Protection::Secret),
+        configured(&config.sensitive, Protection::Secret),
+        builtin(RUNS_CODE, Protection::NoWrite),
+        configured(&config.protected, Protection::NoWrite),
+    ]
+    .concat()
 }

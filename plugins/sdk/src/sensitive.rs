@@ -503,7 +503,158 @@ pub struct PathSegments {
     /// The segments joined again, each after a `/`.
     joined: String,
     folded: bool,
+    /// [`Needs`] bits of every segment, and of the file name alone.
+    in_segments: u128,
+    in_name: u128,
 }
+
+/// What a path must hold for a glob to match it, as a filter that is cheap to test before
+/// the glob is built: the bit of a literal segment the glob requires (ASCII case ignored),
+/// among any of the path's segments or as its file name. Testing it never rejects a path the
+/// glob matches; it lets a few of the ~300 sensitive patterns be tried instead of all of them.
+/// [`SECRETS_NEEDS`] and [`RUNS_CODE_NEEDS`] are computed at compile time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Needs {
+    /// A segment's bit among [`PathSegments`]' `in_segments`; 0 for no requirement.
+    segment: u128,
+    /// The file name's bit; 0 for no requirement.
+    name: u128,
+}
+
+impl Needs {
+    /// What `pattern` (as [`PathGlob::new`] reads it) requires: for a name pattern without
+    /// wildcards, that name; for a path pattern, its first literal segment after the home or
+    /// root. Nothing for anything with wildcards only or non-ASCII text.
+    pub const fn of(pattern: &str) -> Needs {
+        let bytes = pattern.as_bytes();
+        let mut start = match home_prefix_len(bytes) {
+            Some(len) => len,
+            None => 0,
+        };
+        let anywhere = start == 0 && (bytes.is_empty() || bytes[0] != b'/');
+        if anywhere {
+            while start + 1 < bytes.len() && bytes[start] == b'.' && bytes[start + 1] == b'/' {
+                start += 2;
+            }
+        }
+        let mut has_slash = false;
+        let mut i = start;
+        while i < bytes.len() {
+            if bytes[i] == b'/' {
+                has_slash = true;
+            }
+            i += 1;
+        }
+        let mut at = start;
+        while at <= bytes.len() {
+            let mut end = at;
+            while end < bytes.len() && bytes[end] != b'/' {
+                end += 1;
+            }
+            if end > at && !(end - at == 2 && bytes[at] == b'*' && bytes[at + 1] == b'*') {
+                let bit = literal_bit(bytes, at, end);
+                if anywhere && !has_slash {
+                    return Needs {
+                        segment: 0,
+                        name: bit,
+                    };
+                }
+                if bit != 0 {
+                    return Needs {
+                        segment: bit,
+                        name: 0,
+                    };
+                }
+            }
+            at = end + 1;
+        }
+        Needs::NOTHING
+    }
+
+    /// No requirement: the glob is tried on every path.
+    pub const NOTHING: Needs = Needs {
+        segment: 0,
+        name: 0,
+    };
+
+    /// Whether a glob with these needs may match `path` (false: it certainly does not).
+    pub fn admits(&self, path: &PathSegments) -> bool {
+        (self.segment == 0 || path.in_segments & self.segment != 0)
+            && (self.name == 0 || path.in_name & self.name != 0)
+    }
+}
+
+/// The length of a leading `~`, `$HOME` or `${HOME}` followed by `/` or the end (as
+/// [`strip_home`] reads it).
+const fn home_prefix_len(bytes: &[u8]) -> Option<usize> {
+    let prefixes: [&[u8]; 3] = [b"~", b"$HOME", b"${HOME}"];
+    let mut p = 0;
+    while p < prefixes.len() {
+        let prefix = prefixes[p];
+        if bytes.len() >= prefix.len() {
+            let mut same = true;
+            let mut i = 0;
+            while i < prefix.len() {
+                if bytes[i] != prefix[i] {
+                    same = false;
+                }
+                i += 1;
+            }
+            if same && (bytes.len() == prefix.len() || bytes[prefix.len()] == b'/') {
+                return Some(prefix.len());
+            }
+        }
+        p += 1;
+    }
+    None
+}
+
+/// The filter bit of `bytes[start..end]`, or 0 when it has a wildcard or a non-ASCII byte
+/// (such a segment is not compared literally, or not ASCII-case-blind).
+const fn literal_bit(bytes: &[u8], start: usize, end: usize) -> u128 {
+    let mut i = start;
+    while i < end {
+        if bytes[i] == b'*' || bytes[i] == b'?' || !bytes[i].is_ascii() {
+            return 0;
+        }
+        i += 1;
+    }
+    hash_bit(bytes, start, end)
+}
+
+/// The filter bit of a path's segment: what [`literal_bit`] gives a literal that matches it.
+fn segment_bit(segment: &str) -> u128 {
+    hash_bit(segment.as_bytes(), 0, segment.len())
+}
+
+/// One of 128 bits, by FNV-1a of `bytes[start..end]` ASCII-lower-cased.
+const fn hash_bit(bytes: &[u8], start: usize, end: usize) -> u128 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = start;
+    while i < end {
+        hash ^= bytes[i].to_ascii_lowercase() as u64;
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+        i += 1;
+    }
+    1u128 << (hash % 128)
+}
+
+/// [`Needs::of`] for every pattern of `list`, at compile time.
+const fn needs_of<const N: usize>(list: &[&str]) -> [Needs; N] {
+    let mut needs = [Needs::NOTHING; N];
+    let mut i = 0;
+    while i < N {
+        needs[i] = Needs::of(list[i]);
+        i += 1;
+    }
+    needs
+}
+
+/// [`Needs`] of each pattern of [`SECRETS`], in order.
+pub const SECRETS_NEEDS: [Needs; SECRETS.len()] = needs_of(SECRETS);
+
+/// [`Needs`] of each pattern of [`RUNS_CODE`], in order.
+pub const RUNS_CODE_NEEDS: [Needs; RUNS_CODE.len()] = needs_of(RUNS_CODE);
 
 /// The rest of `path` after the directory `dir` (`""` for the root), if `path` is `dir` or
 /// under it.
@@ -538,14 +689,19 @@ impl PathSegments {
             .map(fold)
             .collect();
         let mut joined = String::with_capacity(path.len());
+        let mut in_segments = 0;
         for segment in &segments {
             joined.push('/');
             joined.push_str(segment);
+            in_segments |= segment_bit(segment);
         }
+        let in_name = segments.last().map_or(0, |name| segment_bit(name));
         PathSegments {
             segments,
             joined,
             folded: fold_case,
+            in_segments,
+            in_name,
         }
     }
 }
@@ -622,10 +778,16 @@ mod tests {
     }
 
     #[test]
-    fn the_quick_test_never_rejects_a_path_a_pattern_matches() {
+    fn the_quick_tests_never_reject_a_path_a_pattern_matches() {
         // Every built-in pattern, written out as a path it matches (`**` as two directories,
         // `*` and `?` as letters), at the root, under a workspace and, case-folded, in capitals.
-        for pattern in SECRETS.iter().chain(RUNS_CODE) {
+        let needs = SECRETS_NEEDS.iter().chain(&RUNS_CODE_NEEDS);
+        for (pattern, needs) in SECRETS.iter().chain(RUNS_CODE).zip(needs) {
+            assert_eq!(
+                *needs,
+                Needs::of(pattern),
+                "{pattern}: computed at compile time"
+            );
             let glob = PathGlob::new(*pattern, "/home/u");
             let written = pattern
                 .replace("${HOME}", "/home/u")
@@ -640,8 +802,13 @@ mod tests {
             };
             for path in paths {
                 assert!(glob.matches(&path), "{pattern}: {path}");
+                assert!(
+                    needs.admits(&PathSegments::new(&path, false)),
+                    "{pattern}: {path}"
+                );
                 let folded = PathSegments::new(&path.to_uppercase(), true);
                 assert!(glob.matches_segments(&folded), "{pattern}: {path} folded");
+                assert!(needs.admits(&folded), "{pattern}: {path} folded");
             }
         }
     }

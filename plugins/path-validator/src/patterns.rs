@@ -66,12 +66,12 @@ impl<'a> Patterns<'a> {
         let segments = PathSegments::new(path, fold_case);
         self.patterns()
             .filter(|(_, needs, _)| needs.admits(&segments))
-            .find_map(|(pattern, _, protection)| {
+            .find_map(|(pattern, needs, protection)| {
                 let pattern = match pattern.is_ascii() || is_nfc(pattern) {
                     true => Cow::Borrowed(pattern),
                     false => Cow::Owned(pattern.nfc().collect()),
                 };
-                let glob = PathGlob::new(pattern, self.home);
+                let glob = PathGlob::with_needs(pattern, self.home, needs);
                 glob.matches_segments(&segments)
                     .then(|| (glob.pattern().to_owned(), protection))
             })

@@ -391,6 +391,8 @@ pub struct PathGlob<'a> {
     rest: usize,
     /// A pattern without `/` that matches at any depth: it names a file, see the module doc.
     name: bool,
+    /// What a path must hold to match: tested before the segments are.
+    needs: Needs,
 }
 
 /// The rest of `text` after a leading `~`, `$HOME` or `${HOME}`, if it has one.
@@ -408,6 +410,20 @@ impl<'a> PathGlob<'a> {
     /// The glob `pattern`, with `~` standing for `home`.
     pub fn new(pattern: impl Into<Cow<'a, str>>, home: &'a str) -> PathGlob<'a> {
         let pattern = pattern.into();
+        let needs = Needs::of(&pattern);
+        PathGlob::with_needs(pattern, home, needs)
+    }
+
+    /// [`PathGlob::new`] with the pattern's [`Needs`] already known: a built-in pattern's from
+    /// [`SECRETS_NEEDS`] or [`RUNS_CODE_NEEDS`], computed at compile time. `needs` must be
+    /// `Needs::of(pattern)`.
+    pub fn with_needs(
+        pattern: impl Into<Cow<'a, str>>,
+        home: &'a str,
+        needs: Needs,
+    ) -> PathGlob<'a> {
+        let pattern = pattern.into();
+        debug_assert_eq!(needs, Needs::of(&pattern), "{pattern}");
         let (lead, rest) = match strip_home(&pattern) {
             Some(rest) => (home, pattern.len() - rest.len()),
             None if pattern.starts_with('/') => ("", 0),
@@ -425,6 +441,7 @@ impl<'a> PathGlob<'a> {
             lead,
             rest,
             name,
+            needs,
         }
     }
 
@@ -441,6 +458,9 @@ impl<'a> PathGlob<'a> {
     /// Whether `path` matches; split a path once with [`PathSegments::new`] to match it against
     /// many globs. A case-folded path is matched against the case-folded pattern.
     pub fn matches_segments(&self, path: &PathSegments) -> bool {
+        if !self.needs.admits(path) {
+            return false;
+        }
         if self.name {
             return path
                 .segments

@@ -13,7 +13,9 @@ pub(crate) mod paths;
 mod system;
 mod unicode;
 
-use acp_gate_plugin::sensitive::{PathGlob, RUNS_CODE, SECRETS};
+use acp_gate_plugin::sensitive::{
+    Needs, PathGlob, RUNS_CODE, RUNS_CODE_NEEDS, SECRETS, SECRETS_NEEDS,
+};
 use acp_gate_shell::Arg;
 use acp_gate_shell::Command as Invocation;
 
@@ -182,21 +184,26 @@ impl<'a> Context<'a> {
     /// Secrets and files that run code, and the config's `sensitive_paths`.
     pub(crate) fn write_sensitive(&self) -> &[PathGlob<'a>] {
         self.write_sensitive
-            .get_or_init(|| self.globs(&[SECRETS, RUNS_CODE]))
+            .get_or_init(|| self.globs(&[(SECRETS, &SECRETS_NEEDS), (RUNS_CODE, &RUNS_CODE_NEEDS)]))
     }
 
     /// Secrets, and the config's `sensitive_paths`.
     pub(crate) fn read_sensitive(&self) -> &[PathGlob<'a>] {
-        self.read_sensitive.get_or_init(|| self.globs(&[SECRETS]))
+        self.read_sensitive
+            .get_or_init(|| self.globs(&[(SECRETS, &SECRETS_NEEDS)]))
     }
 
-    fn globs(&self, lists: &[&'static [&'static str]]) -> Vec<PathGlob<'a>> {
-        let extra = self.config.sensitive_paths.iter().map(String::as_str);
-        lists
-            .iter()
-            .flat_map(|list| list.iter().copied())
-            .chain(extra)
-            .map(|p| PathGlob::new(p, self.home))
+    /// The built-in `lists` (with their compile-time [`Needs`]) and the config's own patterns.
+    fn globs(&self, lists: &[(&'static [&'static str], &'static [Needs])]) -> Vec<PathGlob<'a>> {
+        let builtin = lists.iter().flat_map(|(patterns, needs)| {
+            patterns
+                .iter()
+                .zip(needs.iter())
+                .map(|(p, needs)| PathGlob::with_needs(*p, self.home, *needs))
+        });
+        let extra = self.config.sensitive_paths.iter();
+        builtin
+            .chain(extra.map(|p| PathGlob::new(p.as_str(), self.home)))
             .collect()
     }
 

@@ -49,7 +49,13 @@ pub(crate) fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &s
         }
         return;
     }
-    if !is_env_template(&abs) && cx.write_sensitive().iter().any(|g| g.matches(&abs)) {
+    let segments = PathSegments::new(&abs, false);
+    if !is_env_template(&abs)
+        && cx
+            .write_sensitive()
+            .iter()
+            .any(|g| g.matches_segments(&segments))
+    {
         f.deny(
             "sensitive-write",
             format!("{how} the sensitive path `{text}`"),

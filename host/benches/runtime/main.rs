@@ -247,6 +247,18 @@ fn acp_gate() -> &'static str {
     env!("CARGO_BIN_EXE_acp-gate")
 }
 
+/// Runs `work` where acp-gate makes its decisions: in a task on a runtime worker (`run` and
+/// `proxy` spawn one per request), and returns what it measured. A decision's clean-up (used
+/// instances dropped, spares made: `runtime::instance::Batch`) is spawned onto that worker
+/// and runs when the task yields, as `work` does between timed calls; spawned from this
+/// benchmark's main thread, outside the runtime, it would wake another thread inside the
+/// decision instead.
+async fn on_worker<T: Send + 'static>(
+    work: impl std::future::Future<Output = T> + Send + 'static,
+) -> Result<T> {
+    Ok(tokio::spawn(work).await?)
+}
+
 /// Fails unless a baseline decides what acp-gate decides: a comparison of like with like.
 fn same_decision(what: &str, ours: &str, baseline: (&str, &str)) -> Result<()> {
     if ours != baseline.1 {

@@ -327,7 +327,10 @@ pub fn proxy(fixture: &Fixture, report: &mut Report) -> Result<()> {
             (what, ours),
             ("a process copying bytes", Stats::of(relay)),
         )
-        .target(Target::AtLeast(0.95, "≥ 95% of a byte-copying process's rate")),
+        .target(Target::AtLeast(
+            0.95,
+            "≥ 95% of a byte-copying process's rate",
+        )),
     );
 
     // Latency: the proxy's added latency per message against the direct pipe, beside what a

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
 
+use acp_gate::chain::Chain;
 use acp_gate::config::PluginRef;
 use acp_gate::request::ToolRequest;
 use acp_gate::runtime::{Grant, Limits, LoadedPlugin, Runtime};
@@ -19,7 +20,8 @@ use acp_gate::{LoadOptions, builtin, load_chain};
 use crate::native::{self, NativeChain, to_plugin_request};
 use crate::policy;
 use crate::{
-    Comparison, Fixture, Report, Stats, Target, acp_gate, permission_params, repo, same_decision,
+    Comparison, Fixture, Report, Stats, Target, acp_gate, on_worker, permission_params, repo,
+    same_decision,
 };
 
 /// Evaluations per in-process figure.
@@ -255,19 +257,28 @@ fn hook_event(request: &ToolRequest, cwd: &Path) -> Vec<u8> {
     .into_bytes()
 }
 
+/// One decision, timed.
+async fn timed_decision(chain: &Chain, request: &ToolRequest) -> Duration {
+    let started = Instant::now();
+    std::hint::black_box(chain.decide(request).await);
+    started.elapsed()
+}
+
 /// `decision`: the default chain against its floor (the same checks as plain Rust) and
 /// against process-per-request hooks.
 pub async fn decision(fixture: &Fixture, report: &mut Report) -> Result<()> {
     report.section(
         "the default chain's decision (three built-ins, fresh instances) vs the same checks as plain Rust, and vs a hook process per request",
     );
-    let chain = load_chain(&LoadOptions {
-        workspace: fixture.workspace.clone(),
-        ..Default::default()
-    })
-    .await?;
-    let native = NativeChain::default_chain()?;
-    let hooks = Hook::all()?;
+    let chain = Arc::new(
+        load_chain(&LoadOptions {
+            workspace: fixture.workspace.clone(),
+            ..Default::default()
+        })
+        .await?,
+    );
+    let native = Arc::new(NativeChain::default_chain()?);
+    let hooks = Arc::new(Hook::all()?);
     for (name, what, request) in fixture.requests()? {
         let decided = chain.decide(&request).await.outcome.as_str();
         println!("request: {what} -> {decided}");
@@ -276,26 +287,54 @@ pub async fn decision(fixture: &Fixture, report: &mut Report) -> Result<()> {
             decided,
             ("plain Rust", native.decide(&request).as_str()),
         )?;
-        let (mut ours, mut floor, mut back_to_back) = (Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..EVALUATIONS {
-            // Spun, not slept: a vCPU that goes idle comes back with cold caches, which
-            // would be measured instead of the chain.
-            let paused = Instant::now();
-            while paused.elapsed() < PACE {
-                std::hint::spin_loop();
+        let event = hook_event(&request, &fixture.workspace);
+        for hook in hooks.iter() {
+            same_decision(
+                what,
+                decided,
+                (hook.name, &hook.decide(&event, &fixture.workspace)?),
+            )?;
+        }
+        let (chain, native, timed_hooks, cwd) = (
+            chain.clone(),
+            native.clone(),
+            hooks.clone(),
+            fixture.workspace.clone(),
+        );
+        let timed = Arc::new(request);
+        // The hooks' runs are spread among the chain's decisions, so that a change in the
+        // machine's speed during the run weighs on both sides alike.
+        let (ours, floor, back_to_back, hooked) = on_worker(async move {
+            let (mut ours, mut floor, mut back_to_back) = (Vec::new(), Vec::new(), Vec::new());
+            let mut hooked = vec![Vec::new(); timed_hooks.len()];
+            for i in 0..EVALUATIONS {
+                for (hook, samples) in timed_hooks.iter().zip(&mut hooked) {
+                    if i % (EVALUATIONS / hook.runs) == 0 {
+                        let started = Instant::now();
+                        hook.decide(&event, &cwd)?;
+                        samples.push(started.elapsed());
+                    }
+                }
+                // The last decision's clean-up runs on this worker, as it does once a
+                // decision's task is done in `run` and `proxy` (see `on_worker`).
+                tokio::task::yield_now().await;
+                // Spun, not slept: a vCPU that goes idle comes back with cold caches, which
+                // would be measured instead of the chain.
+                let paused = Instant::now();
+                while paused.elapsed() < PACE {
+                    std::hint::spin_loop();
+                }
+                ours.push(timed_decision(&chain, &timed).await);
+                let started = Instant::now();
+                std::hint::black_box(native.decide(std::hint::black_box(&timed)));
+                floor.push(started.elapsed());
             }
-            let started = Instant::now();
-            std::hint::black_box(chain.decide(&request).await);
-            ours.push(started.elapsed());
-            let started = Instant::now();
-            std::hint::black_box(native.decide(std::hint::black_box(&request)));
-            floor.push(started.elapsed());
-        }
-        for _ in 0..EVALUATIONS {
-            let started = Instant::now();
-            std::hint::black_box(chain.decide(&request).await);
-            back_to_back.push(started.elapsed());
-        }
+            for _ in 0..EVALUATIONS {
+                back_to_back.push(timed_decision(&chain, &timed).await);
+            }
+            Ok::<_, anyhow::Error>((ours, floor, back_to_back, hooked))
+        })
+        .await??;
         let ours = Stats::micros(&ours);
         report.add(
             Comparison::new(
@@ -307,21 +346,7 @@ pub async fn decision(fixture: &Fixture, report: &mut Report) -> Result<()> {
             .extra_stats("back_to_back", Stats::micros(&back_to_back))
             .target(Target::AtMost(30.0, "≤ 30× the floor")),
         );
-
-        let event = hook_event(&request, &fixture.workspace);
-        for hook in &hooks {
-            same_decision(
-                what,
-                decided,
-                (hook.name, &hook.decide(&event, &fixture.workspace)?),
-            )?;
-            let samples = (0..hook.runs)
-                .map(|_| {
-                    let started = Instant::now();
-                    hook.decide(&event, &fixture.workspace)?;
-                    Ok(started.elapsed())
-                })
-                .collect::<Result<Vec<_>>>()?;
+        for (hook, samples) in hooks.iter().zip(hooked) {
             let comparison = Comparison::new(
                 format!("{}/{name}", hook.slug),
                 "µs",

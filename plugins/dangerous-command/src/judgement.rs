@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use acp_gate_plugin::Verdict;
+use acp_gate_shell::Command as Invocation;
 
 /// How strongly a finding (or a whole command) is judged. The order is the precedence:
 /// deny beats ask beats allow beats abstain.
@@ -39,6 +40,32 @@ impl Finding {
             rule,
             reason: reason.into(),
         }
+    }
+}
+
+/// The findings about one simple command, collected into a shared list; each reason ends with
+/// the command it is about.
+pub struct Findings<'o, 'i> {
+    pub out: &'o mut Vec<Finding>,
+    pub inv: &'i Invocation,
+}
+
+impl Findings<'_, '_> {
+    pub fn push(&mut self, level: Level, rule: &'static str, reason: impl AsRef<str>) {
+        let reason = format!("{}: `{}`", reason.as_ref(), self.inv.display());
+        self.out.push(Finding {
+            level,
+            rule,
+            reason,
+        });
+    }
+
+    pub fn deny(&mut self, rule: &'static str, reason: impl AsRef<str>) {
+        self.push(Level::Deny, rule, reason);
+    }
+
+    pub fn ask(&mut self, rule: &'static str, reason: impl AsRef<str>) {
+        self.push(Level::Ask, rule, reason);
     }
 }
 

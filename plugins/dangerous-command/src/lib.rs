@@ -15,20 +15,27 @@
 //! assert!(matches!(evaluate(&request, &Config::default()), Ok(Verdict::Deny(_))));
 //! ```
 //!
-//! The pure logic lives in plain modules (the shared `acp_gate_shell` reading -> `rules` / `safe`
-//! -> `judgement`) and is
-//! tested natively; only the export at the bottom is WebAssembly glue.
+//! The pure logic lives in plain modules, each using only those below it: the shared
+//! `acp_gate_shell` reading; `judgement`, `catalog`, `config`, `context` and `targets` (the paths
+//! a command reads and writes, judged once for both sides); then `rules` (what is dangerous) and
+//! `safe` (what is known harmless), side by side; this file combines them. It is tested
+//! natively; only the export at the bottom is WebAssembly glue.
 
+pub mod catalog;
 pub mod config;
+pub mod context;
+pub mod git_call;
 pub mod judgement;
 pub mod paths;
 pub mod rules;
 pub mod safe;
+pub mod targets;
 
 use acp_gate_plugin::{Plugin, Request, Verdict};
 use acp_gate_shell::{Note, NoteKind, Reading, read_command};
 
 pub use config::Config;
+use context::Context;
 use judgement::{Finding, Judgement};
 
 /// What the checker reads of a request's command: the shared reading of the shell, the same
@@ -65,7 +72,7 @@ fn judge(
     request: &Request,
     config: &Config,
 ) -> Judgement {
-    let cx = rules::Context::new(
+    let cx = Context::new(
         &request.home_dir,
         &request.cwd,
         &request.workspace_roots,
@@ -81,7 +88,8 @@ fn judge(
     let mut all_safe = !reading.commands.is_empty();
     for inv in &reading.commands {
         let before = findings.len();
-        rules::check(inv, &cx, &mut findings);
+        let tabled = safe::table(&inv.name).is_some();
+        rules::check(inv, &cx, tabled, &mut findings);
         let clean = findings.len() == before;
         let mut from_paths = Vec::new();
         let safe = safe::is_known_safe(inv, &cx, &mut from_paths);

@@ -1,8 +1,10 @@
 //! Rules for programs that delete, copy, move, edit or change files: rm, cp/mv/install/ln,
 //! sed -i, chmod/chown, find -delete.
 
-use super::paths::write_target;
-use super::{Context, Findings, has_flag, operands, option_values};
+use super::{has_flag, operands, option_values};
+use crate::context::Context;
+use crate::judgement::Findings;
+use crate::targets::write_target;
 use acp_gate_shell::Arg;
 
 /// The rules of this family for one command.

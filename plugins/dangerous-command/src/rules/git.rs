@@ -2,83 +2,12 @@
 //! discarded work.
 
 use super::env::benign_program;
-use super::paths::write_target;
-use super::{Context, Findings, has_short, has_short_exact, operands, option_values};
-use crate::judgement::Level;
+use super::{has_short, has_short_exact, operands, option_values};
+use crate::context::Context;
+use crate::git_call::{parse_git, split_config};
+use crate::judgement::{Findings, Level};
+use crate::targets::write_target;
 use acp_gate_shell::Arg;
-
-/// A git command line with its global options taken apart.
-pub struct GitCall<'a> {
-    pub config: Vec<(String, Arg)>,
-    pub exec_path: bool,
-    pub subcommand: Option<&'a Arg>,
-    pub args: &'a [Arg],
-}
-
-pub fn parse_git(argv: &[Arg]) -> GitCall<'_> {
-    let mut call = GitCall {
-        config: Vec::new(),
-        exec_path: false,
-        subcommand: None,
-        args: &[],
-    };
-    let mut i = 1;
-    while let Some(a) = argv.get(i) {
-        let t = a.text.as_str();
-        match t {
-            "-c" | "--config-env" => {
-                if let Some(v) = argv.get(i + 1) {
-                    call.config.push(split_config(v, t == "--config-env"));
-                }
-                i += 2;
-            }
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix"
-            | "--list-cmds" | "--attr-source" => i += 2,
-            _ if t.starts_with("--config-env=") => {
-                call.config.push(split_config(
-                    &Arg {
-                        text: t["--config-env=".len()..].into(),
-                        ..a.clone()
-                    },
-                    true,
-                ));
-                i += 1;
-            }
-            _ if t.starts_with("--exec-path=") => {
-                call.exec_path = true;
-                i += 1;
-            }
-            _ if t.starts_with('-') && !a.dynamic => i += 1,
-            _ => {
-                call.subcommand = Some(a);
-                call.args = &argv[i + 1..];
-                break;
-            }
-        }
-    }
-    call
-}
-
-/// `key=value` of `git -c`; with `--config-env` the value comes from a variable, so is unknown.
-pub(crate) fn split_config(arg: &Arg, from_env: bool) -> (String, Arg) {
-    match arg.text.split_once('=') {
-        Some((k, v)) => (
-            k.to_lowercase(),
-            Arg {
-                text: v.into(),
-                dynamic: arg.dynamic || from_env,
-                ..arg.clone()
-            },
-        ),
-        None => (
-            arg.text.to_lowercase(),
-            Arg {
-                text: "true".into(),
-                ..arg.clone()
-            },
-        ),
-    }
-}
 
 /// Whether a git config key makes git run a program; and how sure that is.
 pub(crate) fn git_config_runs_code(key: &str, value: &Arg) -> Option<Level> {

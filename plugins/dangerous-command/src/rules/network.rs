@@ -1,8 +1,10 @@
 //! Rules for the network: secrets sent out (`curl -d @~/.ssh/id_rsa`, `scp` of keys) and
 //! reverse shells (`nc -e`, `socat exec:`, interpreters opening a socket to a shell).
 
-use super::paths::is_secret;
-use super::{Context, Findings, operands};
+use super::operands;
+use crate::context::Context;
+use crate::judgement::Findings;
+use crate::targets::is_secret;
 use acp_gate_shell::Arg;
 use acp_gate_shell::programs::is_interpreter;
 

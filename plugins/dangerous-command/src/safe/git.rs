@@ -9,7 +9,7 @@ use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 
 use super::{Judge, Program};
-use crate::rules::paths::{aims_at_secret, is_secret};
+use crate::targets::{aims_at_secret, is_secret};
 use Value::*;
 
 /// git's own options before the command.

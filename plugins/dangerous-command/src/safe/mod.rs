@@ -19,10 +19,10 @@ use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 use acp_gate_shell::paths::is_same_or_ancestor;
 use acp_gate_shell::{Arg, Command as Invocation, Runs};
 
-use crate::config::matches_prefix;
-use crate::judgement::Finding;
-use crate::rules::paths::{other_users_home, read_target, write_target};
-use crate::rules::{Context, Findings, pattern_words};
+use crate::config::{matches_prefix, pattern_words};
+use crate::context::Context;
+use crate::judgement::{Finding, Findings};
+use crate::targets::{holds_secrets, other_users_home, read_target, write_target};
 
 /// A program the checker allows, described by what it takes.
 pub struct Program {
@@ -221,7 +221,7 @@ impl Judge<'_, '_, '_> {
         let Some(abs) = self.cx.absolute(self.inv, text) else {
             return false;
         };
-        if access == Value::Tree && self.holds_secrets(&abs) {
+        if access == Value::Tree && holds_secrets(self.cx, &abs) {
             self.out.push(Finding::deny(
                 "sensitive-read",
                 format!(
@@ -258,26 +258,6 @@ impl Judge<'_, '_, '_> {
             ));
         }
         inside
-    }
-
-    /// Whether reading every file under `abs` reads a secret: it is the home directory, or
-    /// holds one of the sensitive directories or files.
-    fn holds_secrets(&self, abs: &str) -> bool {
-        let home = self.cx.home;
-        if !home.is_empty() && is_same_or_ancestor(abs, home) {
-            return true;
-        }
-        self.cx.read_sensitive().iter().any(|g| {
-            let pattern = g.pattern();
-            let fixed = match acp_gate_plugin::sensitive::strip_home(pattern) {
-                Some(rest) => format!("{home}{rest}"),
-                None if pattern.starts_with('/') => pattern.to_owned(),
-                None => return false,
-            };
-            let fixed = fixed.split(['*', '?', '[']).next().unwrap_or("");
-            let fixed = fixed.trim_end_matches('/');
-            !fixed.is_empty() && is_same_or_ancestor(abs, fixed)
-        })
     }
 }
 

@@ -6,7 +6,7 @@ use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Style, Value, parse};
 
 use crate::judgement::Finding;
-use crate::rules::paths::{aims_at_secret, is_secret};
+use crate::targets::{aims_at_secret, is_secret};
 
 use super::{Judge, Program};
 use Value::*;

@@ -1,10 +1,16 @@
-//! The files a command reads or writes, judged against the sensitive paths and devices.
+//! The files a command reads or writes, judged against the sensitive paths, the devices and
+//! other users' homes: the one reading of targets that the rules and the positive model share.
 
-use super::{Context, Findings, operands};
 use acp_gate_plugin::sensitive::{PathSegments, is_env_template, strip_home};
-use acp_gate_shell::{Arg, Command as Invocation, Runs};
+use acp_gate_shell::paths::is_same_or_ancestor;
+use acp_gate_shell::{Arg, Command as Invocation};
 
-pub(crate) fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str) {
+use crate::context::Context;
+use crate::judgement::Findings;
+
+/// A file `f`'s command writes (`how` says how): a network device is a remote shell, a disk
+/// device or another device is denied or asked about, a sensitive path is denied.
+pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str) {
     let Some(text) = target.known() else { return };
     if text.is_empty() || text.contains("://") {
         return;
@@ -68,7 +74,9 @@ fn network_device(abs: &str) -> bool {
     abs.starts_with("/dev/tcp/") || abs.starts_with("/dev/udp/")
 }
 
-pub(crate) fn read_target(f: &mut Findings, cx: &Context, target: &Arg) {
+/// A file `f`'s command reads: a network device is a remote shell; a secret or a file in
+/// another user's home is denied.
+pub fn read_target(f: &mut Findings, cx: &Context, target: &Arg) {
     let Some(text) = target.known() else { return };
     if text.is_empty() || text.contains("://") {
         return;
@@ -93,7 +101,7 @@ pub(crate) fn read_target(f: &mut Findings, cx: &Context, target: &Arg) {
 }
 
 /// Whether the static path (or glob) `target` names, or may match, a secret.
-pub(crate) fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
+pub fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
     let Some(text) = target.known() else {
         return false;
     };
@@ -124,7 +132,7 @@ pub(crate) fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
 
 /// Whether a glob's last segment aims at a secret's name by a shared literal start or end
 /// (`*.env`, `*.pem`), whatever it can match before it.
-pub(crate) fn aims_at_secret(cx: &Context, glob: &str) -> bool {
+pub fn aims_at_secret(cx: &Context, glob: &str) -> bool {
     cx.read_sensitive()
         .iter()
         .any(|g| g.pattern().rsplit('/').next() != Some("**") && anchored(glob, g.pattern()))
@@ -157,9 +165,8 @@ fn anchored(glob: &str, pattern: &str) -> bool {
 }
 
 /// `/root/..`, `/home/NAME/..` (or `/Users/NAME`) other than the user's own home.
-pub(crate) fn other_users_home<'p>(cx: &Context, abs: &'p str) -> Option<&'p str> {
-    let own =
-        |p: &str| !cx.home.is_empty() && acp_gate_shell::paths::is_same_or_ancestor(p, cx.home);
+pub fn other_users_home<'p>(cx: &Context, abs: &'p str) -> Option<&'p str> {
+    let own = |p: &str| !cx.home.is_empty() && is_same_or_ancestor(p, cx.home);
     if (abs == "/root" || abs.starts_with("/root/")) && !own("/root") {
         return Some("/root");
     }
@@ -178,7 +185,7 @@ pub(crate) fn other_users_home<'p>(cx: &Context, abs: &'p str) -> Option<&'p str
 /// Whether two absolute glob paths can match a common path: segment by segment, `**` any
 /// number of segments, `*` / `?` / `[..]` within one, and a wildcard never matching a leading
 /// dot (the shell's default).
-pub(crate) fn globs_overlap(a: &str, b: &str) -> bool {
+pub fn globs_overlap(a: &str, b: &str) -> bool {
     let a: Vec<&str> = a.split('/').filter(|s| !s.is_empty()).collect();
     let b: Vec<&str> = b.split('/').filter(|s| !s.is_empty()).collect();
     segments_overlap(&a, &b)
@@ -252,51 +259,24 @@ fn segment_overlap(a: &str, b: &str) -> bool {
     reach[a.len()][b.len()]
 }
 
-/// Operands that name credential files are reads of secrets (`cat ~/.ssh/id_rsa`, `cp .env x`).
-pub(crate) fn sensitive_operands(f: &mut Findings, cx: &Context) {
-    // A wrapper's or a shell's command is judged as a command of its own; a program with a
-    // table has its operands judged with the access they have (`grep '.env' src` searches
-    // for a string).
-    if f.inv.runs != Runs::Nothing
-        || crate::safe::table(&f.inv.name).is_some()
-        || matches!(f.inv.name.as_str(), "sed" | "gsed")
-    {
-        return;
+/// Whether reading every file under `abs` reads a secret: it is the home directory, or
+/// holds one of the sensitive directories or files.
+pub fn holds_secrets(cx: &Context, abs: &str) -> bool {
+    let home = cx.home;
+    if !home.is_empty() && is_same_or_ancestor(abs, home) {
+        return true;
     }
-    if matches!(
-        f.inv.name.as_str(),
-        "echo"
-            | "printf"
-            | "ls"
-            | "cd"
-            | "test"
-            | "["
-            | "which"
-            | "basename"
-            | "dirname"
-            | "mkdir"
-            | "touch"
-    ) {
-        return;
-    }
-    let inv = f.inv;
-    for a in operands(inv.args()) {
-        let text = a.text.split_once('=').map_or(a.text.as_str(), |(_, v)| v);
-        if text.contains('/')
-            || text.starts_with('.')
-            || text.starts_with('~')
-            || text.contains('.')
-        {
-            read_target(
-                f,
-                cx,
-                &Arg {
-                    text: text.into(),
-                    ..a.clone()
-                },
-            );
-        }
-    }
+    cx.read_sensitive().iter().any(|g| {
+        let pattern = g.pattern();
+        let fixed = match acp_gate_plugin::sensitive::strip_home(pattern) {
+            Some(rest) => format!("{home}{rest}"),
+            None if pattern.starts_with('/') => pattern.to_owned(),
+            None => return false,
+        };
+        let fixed = fixed.split(['*', '?', '[']).next().unwrap_or("");
+        let fixed = fixed.trim_end_matches('/');
+        !fixed.is_empty() && is_same_or_ancestor(abs, fixed)
+    })
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ use acp_gate_shell::{Note, NoteKind, Reading, read_command};
 
 pub use config::Config;
 use context::Context;
-use judgement::{Finding, Judgement};
+use judgement::{Finding, Judgement, one_per_effect};
 
 /// What the checker reads of a request's command: the shared reading of the shell, the same
 /// list of simple commands `org-policy` judges. `None` when there is no command.
@@ -87,13 +87,14 @@ fn judge(
     );
     let mut all_safe = !reading.commands.is_empty();
     for inv in &reading.commands {
-        let before = findings.len();
+        let mut own = Vec::new();
         let tabled = safe::table(&inv.name).is_some();
-        rules::check(inv, &cx, tabled, &mut findings);
-        let clean = findings.len() == before;
-        let mut from_paths = Vec::new();
-        let safe = safe::is_known_safe(inv, &cx, &mut from_paths);
-        findings.extend(from_paths.into_iter().filter(|f| config.enabled(f.rule)));
+        rules::check(inv, &cx, tabled, &mut own);
+        let clean = own.is_empty();
+        let safe = safe::is_known_safe(inv, &cx, &mut own);
+        own.retain(|f| config.enabled(f.rule));
+        one_per_effect(&mut own);
+        findings.extend(own);
         all_safe &= clean && safe;
     }
     // A structural finding (parse failure, dynamic code) also rules out `allow`.

@@ -6,20 +6,23 @@ use acp_gate_shell::paths::is_same_or_ancestor;
 use acp_gate_shell::{Arg, Command as Invocation};
 
 use crate::context::Context;
-use crate::judgement::Findings;
+use crate::judgement::{Effect, Findings, Level};
 
-/// A file `f`'s command writes (`how` says how): a network device is a remote shell, a disk
-/// device or another device is denied or asked about, a sensitive path is denied.
-pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str) {
+/// A file `f`'s command writes, moves or deletes (`how` says how): a network device is a remote
+/// shell, a disk device or another device is denied or asked about, a sensitive path is denied.
+pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str, effect: Effect) {
     let Some(text) = target.known() else { return };
     if text.is_empty() || text.contains("://") {
         return;
     }
     let abs = cx.absolute_anywhere(f.inv, text);
     if network_device(&abs) {
-        f.deny(
+        f.push_about(
+            Level::Deny,
             "reverse-shell",
             format!("{how} a network connection (`{abs}`): a remote shell"),
+            &abs,
+            effect,
         );
         return;
     }
@@ -48,11 +51,18 @@ pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str) {
         ]
         .iter()
         .any(|p| device.starts_with(p));
-        if disk {
-            f.deny("device-write", format!("{how} the disk device `{abs}`"));
+        let (level, what) = if disk {
+            (Level::Deny, "disk device")
         } else {
-            f.ask("device-write", format!("{how} the device `{abs}`"));
-        }
+            (Level::Ask, "device")
+        };
+        f.push_about(
+            level,
+            "device-write",
+            format!("{how} the {what} `{abs}`"),
+            &abs,
+            effect,
+        );
         return;
     }
     let segments = PathSegments::new(&abs, false);
@@ -62,9 +72,12 @@ pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str) {
             .iter()
             .any(|g| g.matches_segments(&segments))
     {
-        f.deny(
+        f.push_about(
+            Level::Deny,
             "sensitive-write",
             format!("{how} the sensitive path `{text}`"),
+            &abs,
+            effect,
         );
     }
 }
@@ -82,22 +95,25 @@ pub fn read_target(f: &mut Findings, cx: &Context, target: &Arg) {
         return;
     }
     let abs = cx.absolute_anywhere(f.inv, text);
-    if network_device(&abs) {
-        f.deny(
+    let (rule, reason) = if network_device(&abs) {
+        (
             "reverse-shell",
             format!("reads from a network connection (`{abs}`): a remote shell"),
-        );
+        )
     } else if is_secret(cx, f.inv, target) {
-        f.deny(
+        (
             "sensitive-read",
             format!("reads the credential file `{text}`"),
-        );
+        )
     } else if let Some(user) = other_users_home(cx, &abs) {
-        f.deny(
+        (
             "sensitive-read",
             format!("reads `{text}` in another user's home (`{user}`)"),
-        );
-    }
+        )
+    } else {
+        return;
+    };
+    f.push_about(Level::Deny, rule, reason, &abs, Effect::Read);
 }
 
 /// Whether the static path (or glob) `target` names, or may match, a secret.

@@ -432,6 +432,37 @@ fn reasons_name_the_rule_and_the_command() {
 }
 
 #[test]
+fn each_effect_on_a_path_is_one_reason() {
+    // Deleting a key also reads and writes it: only the delete is news.
+    for (command, only) in [
+        ("rm ~/.ssh/id_rsa", "deletes the sensitive path"),
+        ("rm -rf ~/.ssh", "deletes the sensitive path"),
+        (
+            "shred -u ~/.aws/credentials",
+            "deletes or overwrites the sensitive path",
+        ),
+        ("mv .env /tmp/x", "moves away the sensitive path"),
+        ("rm -rf ~", "recursive delete of the home directory"),
+    ] {
+        let Verdict::Deny(reason) = verdict(command) else {
+            panic!("{command} is not denied")
+        };
+        assert!(
+            reason.starts_with(only) && !reason.contains("; "),
+            "{command}: {reason}"
+        );
+    }
+    // Two commands, two effects: both said.
+    let Verdict::Deny(reason) = verdict("cat .env; rm .env") else {
+        panic!()
+    };
+    assert!(
+        reason.contains("reads the credential file") && reason.contains("deletes"),
+        "{reason}"
+    );
+}
+
+#[test]
 fn config_extends_and_switches_off_rules() {
     let config: Config = serde_json::from_str(
         r#"{

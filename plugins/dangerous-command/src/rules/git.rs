@@ -5,7 +5,7 @@ use super::env::benign_program;
 use super::{has_short, has_short_exact, operands, option_values};
 use crate::context::Context;
 use crate::git_call::{parse_git, split_config};
-use crate::judgement::{Findings, Level};
+use crate::judgement::{Effect, Findings, Level};
 use crate::targets::write_target;
 use acp_gate_shell::Arg;
 
@@ -103,7 +103,7 @@ pub(crate) fn check(f: &mut Findings, cx: &Context) {
         })
     };
     for out in option_values(args, "--output", "--output") {
-        write_target(f, cx, &out, "writes");
+        write_target(f, cx, &out, "writes", Effect::Write);
     }
     match sub {
         "push" => {

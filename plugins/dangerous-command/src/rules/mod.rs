@@ -19,7 +19,7 @@ use acp_gate_shell::Command as Invocation;
 
 use crate::config::{matches_prefix, pattern_words};
 use crate::context::Context;
-use crate::judgement::{Finding, Findings};
+use crate::judgement::{Effect, Finding, Findings};
 use crate::targets::{read_target, write_target};
 
 pub use unicode::is_deceptive_char;
@@ -32,7 +32,7 @@ pub fn check(inv: &Invocation, cx: &Context, tabled: bool, out: &mut Vec<Finding
     unicode::check(&mut f);
     env::check(&mut f);
     for w in &inv.writes {
-        write_target(&mut f, cx, w, "redirects output into");
+        write_target(&mut f, cx, w, "redirects output into", Effect::Write);
     }
     for r in &inv.reads {
         read_target(&mut f, cx, r);

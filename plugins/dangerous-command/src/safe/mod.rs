@@ -21,7 +21,7 @@ use acp_gate_shell::{Arg, Command as Invocation, Runs};
 
 use crate::config::{matches_prefix, pattern_words};
 use crate::context::Context;
-use crate::judgement::{Finding, Findings};
+use crate::judgement::{Effect, Finding, Findings, Level};
 use crate::targets::{holds_secrets, other_users_home, read_target, write_target};
 
 /// A program the checker allows, described by what it takes.
@@ -197,14 +197,11 @@ impl Judge<'_, '_, '_> {
             return true;
         }
         let before = self.out.len();
-        let mut f = Findings {
-            out: self.out,
-            inv: self.inv,
-        };
+        let cx = self.cx;
         match access {
-            Value::Write => write_target(&mut f, self.cx, a, "writes"),
+            Value::Write => write_target(&mut self.findings(), cx, a, "writes", Effect::Write),
             Value::Name => {}
-            _ => read_target(&mut f, self.cx, a),
+            _ => read_target(&mut self.findings(), cx, a),
         }
         if self.out.len() > before {
             return false;
@@ -222,13 +219,13 @@ impl Judge<'_, '_, '_> {
             return false;
         };
         if access == Value::Tree && holds_secrets(self.cx, &abs) {
-            self.out.push(Finding::deny(
+            self.findings().push_about(
+                Level::Deny,
                 "sensitive-read",
-                format!(
-                    "reads every file under `{text}`, which holds credential files: `{}`",
-                    self.inv.display()
-                ),
-            ));
+                format!("reads every file under `{text}`, which holds credential files"),
+                &abs,
+                Effect::Read,
+            );
             return false;
         }
         if access == Value::Name && other_users_home(self.cx, &abs).is_some() {
@@ -249,15 +246,25 @@ impl Judge<'_, '_, '_> {
             .iter()
             .any(|w| is_same_or_ancestor(w, dir));
         if !inside && access == Value::Write {
-            self.out.push(Finding::ask(
+            self.findings().push_about(
+                Level::Ask,
                 "outside-write",
-                format!(
-                    "writes `{text}`, outside the workspace: `{}`",
-                    self.inv.display()
-                ),
-            ));
+                format!("writes `{text}`, outside the workspace"),
+                &abs,
+                Effect::Write,
+            );
         }
         inside
+    }
+}
+
+impl<'o> Judge<'_, '_, 'o> {
+    /// Where findings about this command go.
+    pub(crate) fn findings(&mut self) -> Findings<'_, '_> {
+        Findings {
+            out: self.out,
+            inv: self.inv,
+        }
     }
 }
 

@@ -77,7 +77,14 @@ pub const RULES: &[(&str, &str)] = &[
         "git-history-rewrite",
         "deny: git filter-branch / filter-repo; ask: reflog expire",
     ),
-    ("git-discard", "ask: git reset --hard, git clean -f"),
+    (
+        "git-discard",
+        "ask: git reset --hard, git clean -f, forced checkouts, branch -D, stash clear, checkout .",
+    ),
+    (
+        "git-no-verify",
+        "ask: git commit/merge/rebase/push --no-verify (-n) skips the repository's hooks",
+    ),
     (
         "git-exec-option",
         "deny: git options that run programs (-c core.sshCommand=, -c alias.x=!.., --upload-pack, --exec-path=)",

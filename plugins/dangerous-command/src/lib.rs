@@ -88,7 +88,7 @@ fn judge(
     let mut all_safe = !reading.commands.is_empty();
     for inv in &reading.commands {
         let mut own = Vec::new();
-        let tabled = safe::table(&inv.name).is_some();
+        let tabled = safe::judges_operands(&inv.name);
         rules::check(inv, &cx, tabled, &mut own);
         let clean = own.is_empty();
         let safe = safe::is_known_safe(inv, &cx, &mut own);

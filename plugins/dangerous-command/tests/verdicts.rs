@@ -85,7 +85,6 @@ fn unknown_commands_abstain() {
             "cargo run",
             "npm install",
             "git push origin main",
-            "git commit -m 'café'",
             "python script.py",
             "bash script.sh",
             "docker build .",
@@ -428,6 +427,110 @@ fn reasons_name_the_rule_and_the_command() {
             && reason.contains("[rm-root]")
             && reason.contains("rm -rf /home/user"),
         "{reason}"
+    );
+}
+
+#[test]
+fn local_git_work_is_allowed() {
+    expect(
+        &[
+            "git add .",
+            "git add -A && git commit -m 'wip'",
+            "git -C sub add src/lib.rs",
+            "git commit -am 'Update docs'",
+            "git commit -m -n",
+            "git commit -m 'no -n here' --amend --no-edit",
+            "git commit -m 'café'",
+            "git commit -F - <<'EOF'\nSubject\n\nBody.\nEOF",
+            "git checkout main",
+            "git checkout -b feature/x origin/main",
+            "git checkout HEAD~1 -- Cargo.lock",
+            "git switch -c fix",
+            "git switch -",
+            "git branch feature/x && git branch -d old",
+            "git branch -m old new",
+            "git stash && git stash pop",
+            "git stash push -u -m 'wip' -- src",
+            "git stash apply stash@{1}",
+            "git merge --no-ff -s ort feature",
+            "git rebase --onto main feature~3 feature",
+            "git cherry-pick -x abc123",
+            "git revert --no-edit HEAD",
+            "git reset HEAD~1",
+            "git reset --soft HEAD~1",
+            "git reset -- src/main.rs",
+            "git restore --staged .",
+            "git restore src/main.rs",
+            "git tag v1.0",
+            "git mv a.rs b.rs",
+            "git rm --cached .env",
+            "git rm -r --cached target",
+            "git log --oneline -- .env",
+            "git status -- .env",
+            "git diff --stat -- .env",
+            "git init",
+        ],
+        Level::Allow,
+    );
+}
+
+#[test]
+fn git_work_that_discards_skips_hooks_or_runs_programs_is_asked() {
+    expect(
+        &[
+            "git commit --no-verify -m x",
+            "git commit -nm x",
+            "git commit -an -m x",
+            "git merge --no-verify feature",
+            "git checkout -f main",
+            "git checkout .",
+            "git checkout -- .",
+            "git -C src checkout ..",
+            "git restore .",
+            "git switch --discard-changes main",
+            "git switch -C main",
+            "git branch -D feature",
+            "git stash clear",
+            "git rm -f src/lib.rs",
+            "git rebase -x 'make test' main",
+        ],
+        Level::Ask,
+    );
+    let not_allowed = [
+        "git add -f .env",
+        "git add .env",
+        "git add '*.pem'",
+        "git add -p",
+        "git add *",
+        "git rm -r .",
+        "git commit -S -m x",
+        "git commit -e -m x",
+        "git rebase -i main",
+        "git merge -s evil feature",
+        "git --git-dir=/tmp/x add .",
+        "git -C $DIR add x",
+        "git checkout -B main",
+        "git tag -d v1",
+        "git tag -f v1",
+        "git restore ../outside.txt",
+        "git mv src /tmp/src",
+        "git init /tmp/repo",
+    ];
+    for command in not_allowed {
+        assert_ne!(level(command), Level::Allow, "{command}");
+    }
+    expect(
+        &[
+            "git checkout -- .env",
+            "git rm .env",
+            "git mv .env x",
+            "git restore .git/hooks/pre-commit",
+            "git show HEAD -- .env",
+            "git diff -- .env",
+            "git log -p -- .env",
+            "git blame .env",
+        ],
+        Level::Deny,
     );
 }
 

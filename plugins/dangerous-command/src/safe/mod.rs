@@ -10,6 +10,7 @@ mod build;
 mod env;
 mod files;
 mod git;
+mod git_work;
 mod js;
 mod python;
 mod search;
@@ -61,6 +62,12 @@ pub fn table(name: &str) -> Option<&'static Program> {
     .into_iter()
     .flatten()
     .find(|p| p.names.contains(&name))
+}
+
+/// Whether the positive model judges each operand of `name` with the access it has (a table,
+/// or git's structure), so that the rules need not take every operand for a read.
+pub fn judges_operands(name: &str) -> bool {
+    table(name).is_some() || name == "git"
 }
 
 /// Judging one command: the findings its paths raise go to `out`.
@@ -182,10 +189,27 @@ impl Judge<'_, '_, '_> {
         }
     }
 
+    /// Where findings about this command go.
+    pub(crate) fn findings(&mut self) -> Findings<'_, '_> {
+        Findings {
+            out: self.out,
+            inv: self.inv,
+        }
+    }
+
     /// Judges a path with the access the program gives it: a secret read or a sensitive write
     /// adds a finding; a path outside the workspace, in an unknown directory or only known at
     /// run time is not known safe.
     pub(crate) fn path(&mut self, a: &Arg, access: Value) -> bool {
+        self.access(a, access, "writes", Effect::Write)
+    }
+
+    /// Judges a path the program writes, moves or deletes (`how` says how, for the reason).
+    pub(crate) fn change(&mut self, a: &Arg, how: &str, effect: Effect) -> bool {
+        self.access(a, Value::Write, how, effect)
+    }
+
+    fn access(&mut self, a: &Arg, access: Value, how: &str, effect: Effect) -> bool {
         if a.pipe {
             return true;
         }
@@ -199,7 +223,7 @@ impl Judge<'_, '_, '_> {
         let before = self.out.len();
         let cx = self.cx;
         match access {
-            Value::Write => write_target(&mut self.findings(), cx, a, "writes", Effect::Write),
+            Value::Write => write_target(&mut self.findings(), cx, a, how, effect),
             Value::Name => {}
             _ => read_target(&mut self.findings(), cx, a),
         }
@@ -249,22 +273,12 @@ impl Judge<'_, '_, '_> {
             self.findings().push_about(
                 Level::Ask,
                 "outside-write",
-                format!("writes `{text}`, outside the workspace"),
+                format!("{how} `{text}`, outside the workspace"),
                 &abs,
-                Effect::Write,
+                effect,
             );
         }
         inside
-    }
-}
-
-impl<'o> Judge<'_, '_, 'o> {
-    /// Where findings about this command go.
-    pub(crate) fn findings(&mut self) -> Findings<'_, '_> {
-        Findings {
-            out: self.out,
-            inv: self.inv,
-        }
     }
 }
 

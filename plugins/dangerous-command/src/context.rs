@@ -20,6 +20,8 @@ pub struct Context<'a> {
     write_sensitive: std::cell::OnceCell<Vec<PathGlob<'a>>>,
     /// Secrets: reading them is asked about. Built when first needed.
     read_sensitive: std::cell::OnceCell<Vec<PathGlob<'a>>>,
+    /// Directories that sensitive files are named under, at any depth. Built when first needed.
+    guarded_dirs: std::cell::OnceCell<Vec<&'a str>>,
 }
 
 impl<'a> Context<'a> {
@@ -44,6 +46,7 @@ impl<'a> Context<'a> {
             config,
             write_sensitive: std::cell::OnceCell::new(),
             read_sensitive: std::cell::OnceCell::new(),
+            guarded_dirs: std::cell::OnceCell::new(),
         }
     }
 
@@ -57,6 +60,26 @@ impl<'a> Context<'a> {
     pub(crate) fn read_sensitive(&self) -> &[PathGlob<'a>] {
         self.read_sensitive
             .get_or_init(|| self.globs(&[(SECRETS, &SECRETS_NEEDS)]))
+    }
+
+    /// The first directory of every sensitive pattern that matches at any depth and names a
+    /// file inside a directory (`.git` of `.git/hooks/**`, `.vscode` of `.vscode/tasks.json`):
+    /// a tree landing there may make such a file.
+    pub(crate) fn guarded_dirs(&self) -> &[&'a str] {
+        self.guarded_dirs.get_or_init(|| {
+            let builtin = SECRETS.iter().chain(RUNS_CODE).copied();
+            let extra = self.config.sensitive_paths.iter().map(String::as_str);
+            let mut dirs: Vec<&'a str> = builtin
+                .chain(extra)
+                .filter(|p| !p.starts_with(['/', '~', '$']))
+                .filter_map(|p| p.trim_start_matches("./").split_once('/'))
+                .map(|(first, _)| first)
+                .filter(|first| !first.contains(['*', '?', '[']) && !first.is_empty())
+                .collect();
+            dirs.sort_unstable();
+            dirs.dedup();
+            dirs
+        })
     }
 
     /// The built-in `lists` (with their compile-time [`Needs`]) and the config's own patterns.

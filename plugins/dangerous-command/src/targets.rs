@@ -116,6 +116,26 @@ pub fn read_target(f: &mut Findings, cx: &Context, target: &Arg) {
     f.push_about(Level::Deny, rule, reason, &abs, Effect::Read);
 }
 
+/// Whether a tree the checker cannot see (a directory copied or moved, a link's target) would
+/// place a file where a sensitive one may be made: at the workspace root or home (or above),
+/// or in a directory that sensitive files are named under (`.git`, `.vscode`, `.husky`, ...).
+pub fn lands_in_guarded_tree(cx: &Context, inv: &Invocation, at: &Arg) -> bool {
+    if at.dynamic {
+        return true;
+    }
+    let Some(abs) = cx.absolute(inv, &at.text) else {
+        return true;
+    };
+    let above = |root: &str| !root.is_empty() && is_same_or_ancestor(&abs, root);
+    if above(cx.home) || cx.workspaces.iter().any(|w| above(w)) {
+        return true;
+    }
+    let name = abs.rsplit('/').next().unwrap_or("");
+    cx.guarded_dirs()
+        .iter()
+        .any(|d| d.eq_ignore_ascii_case(name))
+}
+
 /// Whether the static path (or glob) `target` names, or may match, a secret.
 pub fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
     let Some(text) = target.known() else {

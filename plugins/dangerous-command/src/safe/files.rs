@@ -1286,52 +1286,11 @@ fn tar(judge: &mut Judge, args: &[Arg]) -> bool {
     listing && !remote && judge.items(&items, &program)
 }
 
-/// `rm` and `mkdir` inside the workspace (`rm -rf ./build`): every operand a static path in
-/// the workspace, not a glob, not git's own directory. Deleting a root is denied by the rules.
-const RM_MKDIR: Program = Program {
-    names: &["rm", "mkdir"],
-    options: &[&[
-        ("-r", Flag),
-        ("-R", Flag),
-        ("--recursive", Flag),
-        ("-f", Flag),
-        ("--force", Flag),
-        ("-v", Flag),
-        ("--verbose", Flag),
-        ("-d", Flag),
-        ("--dir", Flag),
-        ("--one-file-system", Flag),
-        ("--preserve-root", Flag),
-        ("-p", Flag),
-        ("--parents", Flag),
-    ]],
-    lead: &[],
-    rest: Write,
-    style: Style::Gnu,
-};
-
-fn rm_or_mkdir(judge: &mut Judge, args: &[Arg]) -> bool {
-    let items = parse(args, RM_MKDIR.options, RM_MKDIR.style);
-    let plain = items.iter().all(|i| match i {
-        Item::Operand(a) => {
-            let text = a.text.trim_end_matches('/');
-            !a.glob
-                && !text.is_empty()
-                && text != "."
-                && text != ".."
-                && !text.split('/').any(|s| s == ".git" || s == "..")
-        }
-        _ => true,
-    });
-    plain && items.iter().any(|i| matches!(i, Item::Operand(_))) && judge.items(&items, &RM_MKDIR)
-}
-
 /// The reading and text tools; `None` for a name that is none of them.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     match name {
         "sed" | "gsed" => return Some(sed(judge, args)),
         "tar" | "gtar" | "bsdtar" => return Some(tar(judge, args)),
-        "rm" | "mkdir" => return Some(rm_or_mkdir(judge, args)),
         _ => {}
     }
     let program = PROGRAMS.iter().find(|p| p.names.contains(&name))?;

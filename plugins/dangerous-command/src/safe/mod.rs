@@ -7,6 +7,7 @@
 //! is not known safe: the command is at most asked about.
 
 mod build;
+mod changes;
 mod env;
 mod files;
 mod git;
@@ -55,6 +56,7 @@ impl Program {
 pub fn table(name: &str) -> Option<&'static Program> {
     [
         files::PROGRAMS,
+        changes::PROGRAMS,
         search::PROGRAMS,
         python::PROGRAMS,
         js::PROGRAMS,
@@ -88,8 +90,9 @@ impl Judge<'_, '_, '_> {
     fn command(&mut self) -> bool {
         let inv = self.inv;
         let mut safe = true;
+        // A redirection writes its file as an edit would (`echo x > notes.md`).
         for w in &inv.writes {
-            safe &= is_harmless_sink(w);
+            safe &= self.path(w, Value::Write);
         }
         for r in &inv.reads {
             safe &= self.path(r, Value::Read);
@@ -123,6 +126,7 @@ impl Judge<'_, '_, '_> {
                     .or_else(|| js::judge(self, name, args))
                     .or_else(|| search::judge(self, name, args))
                     .or_else(|| shell::judge(self, name, args))
+                    .or_else(|| changes::judge(self, name, args))
                     .or_else(|| files::judge(self, name, args))
                     .unwrap_or(false)
             }

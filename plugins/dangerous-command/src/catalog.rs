@@ -41,6 +41,10 @@ pub const RULES: &[(&str, &str)] = &[
         "deny: reads a credential file (~/.ssh, ~/.aws, .env*, ...) or another user's home",
     ),
     (
+        "recursive-read",
+        "ask: reads every file of a tree that may hold credential files (grep -r x ., tar c ., rg -uu)",
+    ),
+    (
         "device-write",
         "deny: writes to a disk device (dd of=/dev/sda, > /dev/nvme0n1); ask for other devices",
     ),

@@ -522,6 +522,140 @@ fn file_work_that_reaches_sensitive_or_outside_paths_is_not_allowed() {
 }
 
 #[test]
+fn asking_a_program_about_itself_is_allowed() {
+    expect(
+        &[
+            "rm --help",
+            "ls --help | head",
+            "tar --help",
+            "cargo -V",
+            "python3 -V",
+            "node -v",
+            "java -version",
+            "git commit --help",
+            "git help log",
+            "cargo test -h",
+            "docker run --help",
+            "kubectl version --client",
+            "man git",
+            "man 5 crontab",
+            "info coreutils",
+            "help cd",
+            "hash",
+            "hash -r",
+            "type -a ls",
+            "command -v cargo",
+            "which -a python3",
+        ],
+        Level::Allow,
+    );
+    for command in [
+        "hash -p /tmp/x ls",
+        "docker run ubuntu --help",
+        "npm exec evil --help",
+        "man -P 'sh -c id' ls",
+        "man ./x.1",
+        "git help --web log",
+        "MANPAGER=evil man ls",
+        "tar -h",
+        "go run main.go --help",
+        "yarn build --help --watch",
+    ] {
+        assert_ne!(level(command), Level::Allow, "{command}");
+    }
+    // A rule about the program still holds: only the arguments were about itself.
+    assert_eq!(level("sudo --help"), Level::Deny);
+}
+
+#[test]
+fn recursive_readers_are_allowed_only_where_no_secret_is_expected() {
+    // rg and ag skip hidden and ignored files; a kind of file, a source tree.
+    expect(
+        &[
+            "grep -rn TODO src/",
+            "grep -rn unwrap crates/parser/src tests",
+            "grep -rn 'import os' --include='*.py' .",
+            "grep -r --include=*.ts useState",
+            "rg fn",
+            "rg -n TODO .",
+            "rg --files",
+            "rg --hidden -g '*.rs' fn .",
+            "ag TODO",
+            "git grep -n TODO",
+            "git grep --untracked TODO",
+            "diff -r src backup/src",
+            "tar czf src.tgz src",
+            "zip -r site.zip dist",
+        ],
+        Level::Allow,
+    );
+    expect(
+        &[
+            "grep -r password .",
+            "grep -rn TODO",
+            "grep -r x apps/web",
+            "grep -r x config/",
+            "grep -rn x src/.config",
+            "cd src && grep -r x ..",
+            "rg --hidden x",
+            "rg -uu x",
+            "rg --no-ignore token .",
+            "ag --hidden x",
+            "git grep --no-index x",
+            "git grep --untracked --no-exclude-standard x",
+            "diff -rN a b",
+            "tar czf all.tgz .",
+            "zip -r all.zip .",
+        ],
+        Level::Ask,
+    );
+    for command in ["grep -r x *", "grep -r x $DIR", "tar czf x.tgz *"] {
+        assert_ne!(level(command), Level::Allow, "{command}");
+    }
+    expect(
+        &["grep -r x ~", "rg -uu x ~/.ssh", "tar czf k.tgz ~/.ssh"],
+        Level::Deny,
+    );
+}
+
+#[test]
+fn archives_are_created_and_listed_in_the_workspace() {
+    expect(
+        &[
+            "tar -tzf release.tar.gz",
+            "tar cf docs.tar docs/",
+            "tar -czf out.tgz -C build dist",
+            "zip -r -q site.zip dist -x '*.map'",
+            "unzip -l release.zip",
+            "gzip -k data/large.csv",
+            "gunzip data/large.csv.gz",
+            "zcat logs/app.log.gz | tail",
+            "xz -d fixtures.tar.xz",
+        ],
+        Level::Allow,
+    );
+    for command in [
+        "tar xzf x.tgz",
+        "tar czf /tmp/out.tgz src",
+        "tar czf x.tgz -C / etc",
+        "tar cf x.tar --to-command=sh src",
+        "tar -czf x.tgz -I sh src",
+        "tar cvf x.tar --checkpoint=1 --checkpoint-action=exec=sh src",
+        "tar cfT x.tar list.txt",
+        "tar -cf host:x.tar src",
+        "zip -T x.zip src",
+        "zip -TT 'sh -c id' x.zip src",
+        "zip -m x.zip notes.txt",
+        "unzip x.zip",
+        "gzip -r src",
+        "gunzip .env.gz",
+        "gzip /tmp/x",
+    ] {
+        assert_ne!(level(command), Level::Allow, "{command}");
+    }
+}
+
+#[test]
 fn local_git_work_is_allowed() {
     expect(
         &[

@@ -1,6 +1,6 @@
 //! Reading, listing and text tools: ls, cat, head, tail, wc, sort, uniq, cut, diff, jq, yq,
-//! sed (printing and in-place substitutions), tar and unzip listings, checksums, ... (their
-//! options from GNU coreutils', jq's, sed's, tar's and unzip's `--help`).
+//! sed (printing and in-place substitutions), unzip listings, checksums, ... (their options
+//! from GNU coreutils', jq's, sed's and unzip's `--help`).
 
 use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Style, Value, parse};
@@ -1085,33 +1085,6 @@ pub(super) const PROGRAMS: &[Program] = &[
     },
 ];
 
-/// `tar` options that keep it listing (`-t`) or comparing, never extracting or creating.
-const TAR_LIST: &[(&str, Value)] = &[
-    ("-t", Flag),
-    ("--list", Flag),
-    ("-v", Flag),
-    ("--verbose", Flag),
-    ("-z", Flag),
-    ("--gzip", Flag),
-    ("-j", Flag),
-    ("--bzip2", Flag),
-    ("-J", Flag),
-    ("--xz", Flag),
-    ("--zstd", Flag),
-    ("-a", Flag),
-    ("--auto-compress", Flag),
-    ("-f", Read),
-    ("--file", Read),
-    ("-O", Flag),
-    ("--to-stdout", Flag),
-    ("--wildcards", Flag),
-    ("--exclude", Literal),
-    ("--numeric-owner", Flag),
-    ("--full-time", Flag),
-    ("-R", Flag),
-    ("--block-number", Flag),
-];
-
 /// The commands of a `sed` script that only print, delete or substitute in the text stream
 /// (no `w` file, `r` file, `e` command, `W`, `R`).
 fn sed_script_is_pure(script: &str) -> bool {
@@ -1253,44 +1226,10 @@ fn sed(judge: &mut Judge, args: &[Arg]) -> bool {
             .all(|s| !s.dynamic && sed_script_is_pure(&s.text))
 }
 
-/// `tar`, listing only (old-style `tar tzf F` too).
-fn tar(judge: &mut Judge, args: &[Arg]) -> bool {
-    let mut owned: Vec<Arg> = args.to_vec();
-    if let Some(first) = owned.first_mut()
-        && !first.text.starts_with('-')
-        && !first.dynamic
-    {
-        first.text.insert(0, '-');
-    }
-    let items = parse(&owned, &[TAR_LIST], Style::Gnu);
-    let listing = items.iter().any(|i| {
-        matches!(
-            i,
-            Item::Option {
-                name: "-t" | "--list",
-                ..
-            }
-        )
-    });
-    let program = Program {
-        names: &["tar"],
-        options: &[TAR_LIST],
-        lead: &[],
-        rest: Literal,
-        style: Style::Gnu,
-    };
-    // `-f HOST:FILE` makes tar run a remote shell.
-    let remote = items.iter().any(
-        |i| matches!(i, Item::Option { value: Read, arg: Some(a), .. } if a.text.contains(':')),
-    );
-    listing && !remote && judge.items(&items, &program)
-}
-
 /// The reading and text tools; `None` for a name that is none of them.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     match name {
         "sed" | "gsed" => return Some(sed(judge, args)),
-        "tar" | "gtar" | "bsdtar" => return Some(tar(judge, args)),
         _ => {}
     }
     let program = PROGRAMS.iter().find(|p| p.names.contains(&name))?;
@@ -1305,5 +1244,15 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
     if args.len() == 1 && GNU_INFO.iter().any(|(o, _)| args[0].is(o)) {
         return Some(true);
     }
-    Some(judge.program(args, program))
+    // `diff -r` prints a file one side lacks by name, and the lines that differ where both
+    // have it: a secret's contents only with `-N`, which prints a missing file as empty.
+    let items = parse(args, program.options, program.style);
+    judge.filtered_trees = name == "diff"
+        && !items.iter().any(|i| {
+            matches!(i, Item::Option { name, .. }
+                if matches!(*name, "-N" | "--new-file" | "--unidirectional-new-file"))
+        });
+    let safe = judge.items(&items, program);
+    judge.filtered_trees = false;
+    Some(safe)
 }

@@ -850,6 +850,17 @@ const NO_PATCH: &[&str] = &[
     "--quiet",
 ];
 
+/// Whether `git grep` searches files git ignores: `--no-index` (a directory searched as
+/// `grep -r` does, unless `--exclude-standard`), `--untracked --no-exclude-standard`.
+fn searches_ignored_files(items: &[Item]) -> bool {
+    let given = |n: &str| {
+        items
+            .iter()
+            .any(|i| matches!(i, Item::Option { name, .. } if *name == n))
+    };
+    (given("--no-index") && !given("--exclude-standard")) || given("--no-exclude-standard")
+}
+
 /// Whether the read-only command `sub`, with its options, prints the contents of the files it
 /// names.
 fn prints_content(sub: &str, items: &[Item]) -> bool {
@@ -938,6 +949,30 @@ pub(super) fn judge(judge: &mut Judge, name: &str) -> Option<bool> {
     if let Some((_, program)) = COMMANDS.iter().find(|(names, _)| names.contains(&sub)) {
         let items = parse(rest, program.options, program.style);
         let content = prints_content(sub, &items);
+        if sub == "grep" && searches_ignored_files(&items) {
+            // Like `grep -r`: every file of the tree, ignored ones (`.env`) too.
+            let trees: Vec<&Arg> = items
+                .iter()
+                .filter_map(|i| match i {
+                    Item::Operand(a) => Some(*a),
+                    _ => None,
+                })
+                .skip(usize::from(!items.iter().any(|i| {
+                    matches!(
+                        i,
+                        Item::Option {
+                            value: Pattern | PatternFile,
+                            ..
+                        }
+                    )
+                })))
+                .collect();
+            let here = Arg::literal(".");
+            let trees = if trees.is_empty() { vec![&here] } else { trees };
+            if !trees.into_iter().all(|t| judge.path(t, Tree)) {
+                return Some(false);
+            }
+        }
         let mut safe = true;
         let mut first = program.lead.first() == Some(&Pattern)
             && !items.iter().any(|i| {

@@ -6,6 +6,8 @@
 //! environment assignment must be inert, and no expansion may change any of it. Anything else
 //! is not known safe: the command is at most asked about.
 
+mod about;
+mod archives;
 mod build;
 mod changes;
 mod env;
@@ -77,12 +79,20 @@ pub(crate) struct Judge<'a, 'c, 'o> {
     pub(crate) inv: &'a Invocation,
     pub(crate) cx: &'a Context<'c>,
     pub(crate) out: &'o mut Vec<Finding>,
+    /// The program reads trees skipping hidden and ignored files (rg, ag by default), or only
+    /// files of a kind it was told (`grep -r --include='*.py'`).
+    pub(crate) filtered_trees: bool,
 }
 
 /// Whether `inv` is known to be safe to run without asking; the paths it names may add
 /// findings (a secret read, a write outside the workspace) to `out`.
 pub fn is_known_safe(inv: &Invocation, cx: &Context, out: &mut Vec<Finding>) -> bool {
-    let mut judge = Judge { inv, cx, out };
+    let mut judge = Judge {
+        inv,
+        cx,
+        out,
+        filtered_trees: false,
+    };
     judge.command()
 }
 
@@ -120,13 +130,15 @@ impl Judge<'_, '_, '_> {
             Runs::Script => shell::script(self, name, inv.args()),
             Runs::Nothing => {
                 let args = inv.args();
-                git::judge(self, name)
+                about::judge(self, name, args)
+                    .or_else(|| git::judge(self, name))
                     .or_else(|| build::judge(self, name, args))
                     .or_else(|| python::judge(self, name, args))
                     .or_else(|| js::judge(self, name, args))
                     .or_else(|| search::judge(self, name, args))
                     .or_else(|| shell::judge(self, name, args))
                     .or_else(|| changes::judge(self, name, args))
+                    .or_else(|| archives::judge(self, name, args))
                     .or_else(|| files::judge(self, name, args))
                     .unwrap_or(false)
             }
@@ -256,6 +268,18 @@ impl Judge<'_, '_, '_> {
             );
             return false;
         }
+        if access == Value::Tree && !self.filtered_trees && !a.glob && !source_tree(self.cx, &abs) {
+            self.findings().push_about(
+                Level::Ask,
+                "recursive-read",
+                format!(
+                    "reads every file under `{text}`, hidden and ignored ones too, which may hold credential files (`.env`, keys)"
+                ),
+                &abs,
+                Effect::Read,
+            );
+            return false;
+        }
         if access == Value::Name && other_users_home(self.cx, &abs).is_some() {
             return false;
         }
@@ -284,6 +308,63 @@ impl Judge<'_, '_, '_> {
         }
         inside
     }
+}
+
+/// Directory names under which projects keep code, tests and documents, not credentials.
+const SOURCE_TREES: &[&str] = &[
+    "src",
+    "source",
+    "sources",
+    "lib",
+    "libs",
+    "pkg",
+    "cmd",
+    "internal",
+    "include",
+    "test",
+    "tests",
+    "testing",
+    "spec",
+    "specs",
+    "__tests__",
+    "benches",
+    "bench",
+    "benchmarks",
+    "examples",
+    "example",
+    "docs",
+    "doc",
+    "components",
+    "pages",
+    "routes",
+    "views",
+    "controllers",
+    "models",
+    "styles",
+    "templates",
+    "dist",
+    "build",
+    "out",
+    "public",
+    "site",
+    "coverage",
+];
+
+/// Whether reading every file under `abs` reads only a project's code: `abs` is below a
+/// workspace root, with no hidden directory on the way, and a directory on the way is named as
+/// code is (`src`, `tests`, `docs`, ...). The root itself, `config/` (Rails keeps `master.key`
+/// there), a monorepo's `apps/web` (which holds `.env.local`) are not.
+fn source_tree(cx: &Context, abs: &str) -> bool {
+    cx.workspaces.iter().any(|w| {
+        abs.strip_prefix(w.as_str())
+            .and_then(|rest| rest.strip_prefix('/'))
+            .is_some_and(|rel| {
+                let segments = rel.split('/');
+                !rel.is_empty()
+                    && segments.clone().all(|s| !s.starts_with('.'))
+                    && segments.into_iter().any(|s| SOURCE_TREES.contains(&s))
+            })
+    })
 }
 
 /// Whether a glob's last segment has a literal start or end (`*.rs`, `test_*`), rather than

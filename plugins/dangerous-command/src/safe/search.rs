@@ -455,5 +455,50 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
             }
         }
     }
-    Some(judge.items(&items, program))
+    let given = |names: &[&str]| {
+        items
+            .iter()
+            .any(|i| matches!(i, Item::Option { name, .. } if names.contains(name)))
+    };
+    // rg and ag skip hidden and ignored files (`.env`, keys under `.ssh`) unless told not to.
+    let unrestricted = given(&[
+        "--hidden",
+        "-.",
+        "-u",
+        "--unrestricted",
+        "--no-ignore",
+        "--no-ignore-vcs",
+        "--no-ignore-dot",
+        "--no-ignore-parent",
+    ]);
+    let skips_hidden = matches!(name, "rg" | "ag") && !unrestricted;
+    // Told to read files of one kind only (`--include='*.py'`, `-g '*.rs'`), or names only.
+    let narrowed = given(&["--files"])
+        || items.iter().any(|i| {
+            matches!(i, Item::Option { name, arg: Some(glob), .. }
+                if FILE_GLOBS.contains(name) && !glob.dynamic && !glob.text.starts_with('!'))
+        });
+    judge.filtered_trees = skips_hidden || narrowed;
+    let recursive = program.rest == Tree || given(&["-r", "--recursive"]);
+    let patterns_given = items.iter().any(|i| {
+        matches!(
+            i,
+            Item::Option {
+                value: Pattern | PatternFile | NoPattern,
+                ..
+            }
+        )
+    });
+    let operands = items
+        .iter()
+        .filter(|i| matches!(i, Item::Operand(_)))
+        .count();
+    let paths = operands.saturating_sub(usize::from(!patterns_given));
+    let mut safe = judge.items(&items, program);
+    // With no path, a recursive search reads the directory it runs in.
+    if recursive && paths == 0 {
+        safe &= judge.path(&Arg::literal("."), Tree);
+    }
+    judge.filtered_trees = false;
+    Some(safe)
 }

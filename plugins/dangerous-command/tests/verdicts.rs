@@ -79,12 +79,9 @@ fn ordinary_development_is_allowed() {
 fn unknown_commands_abstain() {
     expect(
         &[
-            "./configure",
             "cargo run",
             "npm install",
             "git push origin main",
-            "python script.py",
-            "bash script.sh",
             "docker build .",
         ],
         Level::Abstain,
@@ -519,6 +516,67 @@ fn file_work_that_reaches_sensitive_or_outside_paths_is_not_allowed() {
     ] {
         assert_ne!(level(command), Level::Allow, "{command}");
     }
+}
+
+#[test]
+fn scripts_of_the_workspace_are_run_as_its_code() {
+    expect(
+        &[
+            "./configure",
+            "./scripts/build.sh --release",
+            "python script.py",
+            "python3 -u tools/gen.py --out build/gen.rs",
+            "python -W error -X dev reproduce.py",
+            "node scripts/x.js",
+            "node --test",
+            "node --enable-source-maps dist/index.js --help",
+            "bash script.sh",
+            "bash -euo pipefail scripts/ci.sh",
+            "sh -n scripts/deploy.sh",
+            "ruby scripts/release.rb --dry-run",
+            "perl scripts/fix.pl src/main.c",
+            "cd tools && python gen.py",
+        ],
+        Level::Allow,
+    );
+    for command in [
+        "python /tmp/x.py",
+        "bash ~/x.sh",
+        "sh ../other/x.sh",
+        "/tmp/x.sh",
+        "python -c 'print(1)'",
+        "python -i x.py",
+        "python -m http.server",
+        "python -W ignore::evil.Warning x.py",
+        "python -X presite=evil x.py",
+        "python x.py $ARG",
+        "python x.py --out=/etc/passwd",
+        "./scripts/x.sh ../../outside",
+        "node -r ./hook.js x.js",
+        "node --import ./hook.mjs x.js",
+        "node --inspect=0.0.0.0:9229 x.js",
+        "node --env-file=.env x.js",
+        "node --test-reporter=./evil.js --test",
+        "bash -i x.sh",
+        "bash --rcfile x.rc x.sh",
+        "bash -O dotglob x.sh",
+        "PYTHONPATH=/tmp python x.py",
+        "cat x.py | python",
+        "python < x.py",
+        "python - < x.py",
+        "python $SCRIPT",
+        "bash *.sh",
+    ] {
+        assert_ne!(level(command), Level::Allow, "{command}");
+    }
+    expect(
+        &[
+            "python parse.py .env",
+            "bash ~/.ssh/x.sh",
+            "NODE_OPTIONS='--require /tmp/x.js' node x.js",
+        ],
+        Level::Deny,
+    );
 }
 
 #[test]

@@ -43,6 +43,9 @@ const ABOUT: &[(&[&str], &[&str])] = &[
         &["-h", "-help", "-v", "-version", "version"],
     ),
     (&["gcc", "g++", "cc", "clang", "clang++"], &["-v"]),
+    (&["perl", "php", "elixir"], &["-v"]),
+    (&["kotlin", "scala", "java"], &["-version"]),
+    (&["zig"], &["version"]),
 ];
 
 /// CLIs that print a subcommand's help for `NAME SUB --help` (or `-h`) without running it.

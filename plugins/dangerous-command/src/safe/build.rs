@@ -469,8 +469,6 @@ const JVM_TASKS: &[&str] = &[
     "projects",
 ];
 
-const VERSION: &[&str] = &["--version", "-v", "-V", "version", "-version"];
-
 /// Builds and tests; `None` for another program.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     Some(match name {
@@ -502,14 +500,6 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
                 &[],
                 &["--output-on-failure", "-V", "-VV", "-Q", "--verbose"],
             ) || args.is_empty()
-        }
-        "rustc" | "rustup" | "gcc" | "clang" | "cc" | "c++" | "g++" | "java" | "javac"
-        | "kotlin" | "scala" | "elixir" | "ghc" | "zig" | "node" | "ruby" | "perl" | "php"
-        | "bash" | "sh" | "zsh" | "deno" | "bun" | "python" | "python3" | "pip" | "pip3"
-        | "npm" | "pnpm" | "yarn"
-            if matches!(args, [v] if VERSION.iter().any(|f| v.is(f))) =>
-        {
-            true
         }
         _ => return None,
     })

@@ -298,8 +298,20 @@ fn link_target(judge: &mut Judge, target: &Arg, dest: &Arg, symbolic: bool, to_n
 }
 
 /// perl's command-line switches that make it a stream editor (`perl -pi -e 's/a/b/g' f`); any
-/// other (`-M`, `-I`, `-x`, `-d`, ...) loads or runs more code.
-fn perl(judge: &mut Judge, args: &[Arg]) -> bool {
+/// other (`-M`, `-I`, `-x`, `-d`, ...) loads or runs more code. `None` when perl is given no
+/// code (`perl script.pl`: a script).
+fn perl(judge: &mut Judge, args: &[Arg]) -> Option<bool> {
+    if !args
+        .iter()
+        .take_while(|a| a.text.starts_with('-'))
+        .any(|a| a.text.contains(['e', 'E']) && !a.text.starts_with("--"))
+    {
+        return None;
+    }
+    Some(perl_editing(judge, args))
+}
+
+fn perl_editing(judge: &mut Judge, args: &[Arg]) -> bool {
     let mut scripts: Vec<&str> = Vec::new();
     let mut in_place = false;
     let mut i = 0;
@@ -455,7 +467,7 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
     Some(match name {
         "rm" | "mkdir" => rm_or_mkdir(judge, args),
         "cp" | "mv" | "ln" => copy_move_link(judge, name, args),
-        "perl" => perl(judge, args),
+        "perl" => return perl(judge, args),
         _ => {
             let program = PROGRAMS.iter().find(|p| p.names.contains(&name))?;
             judge.program(args, program)

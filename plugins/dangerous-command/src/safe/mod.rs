@@ -16,6 +16,7 @@ mod git;
 mod git_work;
 mod js;
 mod python;
+mod scripts;
 mod search;
 mod shell;
 
@@ -140,6 +141,7 @@ impl Judge<'_, '_, '_> {
                     .or_else(|| changes::judge(self, name, args))
                     .or_else(|| archives::judge(self, name, args))
                     .or_else(|| files::judge(self, name, args))
+                    .or_else(|| scripts::judge(self, name, args))
                     .unwrap_or(false)
             }
         };

@@ -580,6 +580,54 @@ fn scripts_of_the_workspace_are_run_as_its_code() {
 }
 
 #[test]
+fn ecosystem_tools_of_everyday_work() {
+    expect(
+        &[
+            "awk 'NR>=10 && NR<=20' src/main.rs",
+            "awk -F, '{print $1, $3}' data.csv",
+            "awk '/error|warn/ {n++} END {print n}' build.log",
+            "awk '{ if ($3 > 10) print $1 }' data.txt",
+            "npm ls react",
+            "pytest --cov=src --cov-report=term-missing",
+            "pytest --cov-report=html:build/cov",
+            "python -m venv .venv",
+            "python -m json.tool package.json",
+            "gofmt -l .",
+            "gofmt -w internal/parser/parse.go",
+            "mvn clean install -DskipTests",
+            "mvn -q test -Dtest=ParserTest",
+            "./gradlew test --tests 'com.example.ParserTest'",
+            "./gradlew build -x test --no-daemon",
+        ],
+        Level::Allow,
+    );
+    for command in [
+        "awk '{system(\"id\")}' f",
+        "awk '{print > \"/tmp/x\"}' f",
+        "awk '{print $0 >> \"out\"}' f",
+        "awk '{print | \"sh\"}' f",
+        "awk '{\"id\" | getline x}' f",
+        "awk 'BEGIN{while ((getline l < \".env\") > 0) print l}'",
+        "awk 'BEGIN{print ENVIRON[\"AWS_SECRET_ACCESS_KEY\"]}'",
+        "awk -f prog.awk f",
+        "gawk -l ./evil.so 'BEGIN{}'",
+        "awk '@load \"x\"; BEGIN{}'",
+        "pytest --cov-report=html:/tmp/cov",
+        "python -m venv --clear .venv",
+        "python -m venv /tmp/venv",
+        "python -m json.tool in.json /tmp/out.json",
+        "mvn -Dmaven.repo.local=/tmp/r test",
+        "mvn -Dexec.executable=sh exec:exec",
+        "mvn deploy",
+        "./gradlew publish",
+        "gofmt -w /tmp/x.go",
+        "npm ls --global",
+    ] {
+        assert_ne!(level(command), Level::Allow, "{command}");
+    }
+}
+
+#[test]
 fn asking_a_program_about_itself_is_allowed() {
     expect(
         &[

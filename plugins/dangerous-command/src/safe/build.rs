@@ -467,7 +467,97 @@ const JVM_TASKS: &[&str] = &[
     "dependencies",
     "tasks",
     "projects",
+    // Maven's `install` copies the artifacts into its own cache (`~/.m2`), as builds fill
+    // theirs.
+    "install",
 ];
+
+/// System properties (`-DNAME[=VALUE]`) a JVM build may be run with: skipping or choosing
+/// tests and checks.
+const JVM_PROPERTIES: &[&str] = &[
+    "skipTests",
+    "test",
+    "it.test",
+    "skipITs",
+    "maven.test.skip",
+    "maven.javadoc.skip",
+    "maven.source.skip",
+    "checkstyle.skip",
+    "spotless.check.skip",
+    "jacoco.skip",
+    "gpg.skip",
+    "enforcer.skip",
+    "failIfNoTests",
+    "surefire.failIfNoSpecifiedTests",
+];
+
+/// `mvn` / `gradle` and their wrappers: tasks from the list, a few flags, properties from the
+/// list, `--tests PATTERN` and `-x TASK` (gradle), `-pl MODULES` (maven).
+fn jvm(args: &[Arg]) -> bool {
+    const FLAGS: &[&str] = &[
+        "-q",
+        "--quiet",
+        "-B",
+        "--batch-mode",
+        "--offline",
+        "-o",
+        "--info",
+        "--stacktrace",
+        "-am",
+        "--also-make",
+        "--no-daemon",
+        "--console=plain",
+        "--parallel",
+        "--continue",
+        "--rerun-tasks",
+    ];
+    let mut words = args.iter();
+    let mut any_task = false;
+    while let Some(a) = words.next() {
+        if a.dynamic {
+            return false;
+        }
+        let t = a.text.as_str();
+        let property = |p: &str| JVM_PROPERTIES.contains(&p.split_once('=').map_or(p, |(n, _)| n));
+        let ok = if JVM_TASKS.contains(&t) {
+            any_task = true;
+            true
+        } else if FLAGS.contains(&t) {
+            true
+        } else if let Some(p) = t.strip_prefix("-D").filter(|p| !p.is_empty()) {
+            property(p)
+        } else if t.starts_with("--tests=") {
+            true
+        } else if matches!(
+            t,
+            "--tests" | "-x" | "--exclude-task" | "-pl" | "--projects"
+        ) {
+            words.next().is_some_and(|v| !v.dynamic)
+        } else {
+            false
+        };
+        if !ok {
+            return false;
+        }
+    }
+    any_task
+}
+
+/// `gofmt`: lists, shows or rewrites (`-w`) the Go files it is given.
+const GOFMT: Program = Program {
+    names: &["gofmt"],
+    options: &[&[
+        ("-l", Flag),
+        ("-d", Flag),
+        ("-s", Flag),
+        ("-e", Flag),
+        ("-w", InPlace),
+        ("-r", Literal),
+    ]],
+    lead: &[],
+    rest: Read,
+    style: Style::Single,
+};
 
 /// Builds and tests; `None` for another program.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
@@ -475,20 +565,8 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
         "cargo" => cargo(judge, args),
         "make" | "gmake" => make(judge, args),
         "go" => go(judge, args),
-        "mvn" | "gradle" | "gradlew" | "mvnw" => named_tasks(
-            args,
-            JVM_TASKS,
-            &[
-                "-q",
-                "--quiet",
-                "-B",
-                "--batch-mode",
-                "--offline",
-                "-o",
-                "--info",
-                "--stacktrace",
-            ],
-        ),
+        "mvn" | "gradle" | "gradlew" | "mvnw" => jvm(args),
+        "gofmt" => judge.program(args, &GOFMT),
         "dotnet" | "swift" => named_tasks(args, &["build", "test"], &["--nologo", "-v", "-q"]),
         "cmake" => {
             matches!(args, [v] if v.is("--version"))

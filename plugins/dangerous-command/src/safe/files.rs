@@ -3,7 +3,7 @@
 //! from GNU coreutils', jq's, sed's and unzip's `--help`).
 
 use acp_gate_shell::Arg;
-use acp_gate_shell::options::{Item, Style, Value, parse};
+use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 
 use super::{Judge, Program};
 use Value::*;
@@ -1226,10 +1226,113 @@ fn sed(judge: &mut Judge, args: &[Arg]) -> bool {
             .all(|s| !s.dynamic && sed_script_is_pure(&s.text))
 }
 
+/// `awk`'s options that only set data (`-F`, `-v`); never `-f` (a program from a file), gawk's
+/// `-i`/`-l` (libraries and extensions loaded), `-e` and the others.
+const AWK: &[Opt] = &[
+    ("-F", Literal),
+    ("--field-separator", Literal),
+    ("-v", Literal),
+    ("--assign", Literal),
+];
+
+/// `awk 'PROGRAM' FILES...`: a program that only reads its input and prints; its file operands
+/// are read (a `NAME=value` among them is an assignment).
+fn awk(judge: &mut Judge, args: &[Arg]) -> bool {
+    let items = parse(args, &[AWK], Style::Gnu);
+    let mut program = None;
+    let mut safe = true;
+    for item in &items {
+        match item {
+            Item::Option { .. } => {}
+            Item::Operand(a) if program.is_none() => program = Some(*a),
+            Item::Operand(a) if a.assignment().is_some() => safe &= !a.dynamic,
+            Item::Operand(a) => safe &= judge.path(a, Read),
+            Item::Unknown(_) | Item::Missing(_) => safe = false,
+        }
+    }
+    safe && program.is_some_and(|p| !p.dynamic && awk_program_is_pure(&p.text))
+}
+
+/// Whether an awk program only reads its input and prints to its output: no `system()`, no
+/// pipe (`|`, `|&`), no `print > file`, no `getline` (reads files, runs commands), no
+/// `ENVIRON` or `PROCINFO` (the environment, secrets included), no `@` directive or call.
+fn awk_program_is_pure(program: &str) -> bool {
+    let chars: Vec<char> = program.chars().collect();
+    let mut k = 0;
+    // Inside a `print`/`printf` statement: a `>` at its top level redirects it to a file.
+    let mut printing = false;
+    let mut depth = 0usize;
+    // What came last, to tell a regex `/re/` from a division.
+    let mut operand_before = false;
+    while k < chars.len() {
+        let c = chars[k];
+        match c {
+            '"' => {
+                k += 1;
+                while k < chars.len() && chars[k] != '"' {
+                    k += if chars[k] == '\\' { 2 } else { 1 };
+                }
+                operand_before = true;
+            }
+            '/' if !operand_before => {
+                k += 1;
+                while k < chars.len() && chars[k] != '/' {
+                    k += if chars[k] == '\\' { 2 } else { 1 };
+                }
+                operand_before = true;
+            }
+            '|' if chars.get(k + 1) == Some(&'|') => {
+                k += 1;
+                operand_before = false;
+            }
+            '|' | '@' | '`' => return false,
+            '>' if printing && depth == 0 => return false,
+            '(' => {
+                depth += 1;
+                operand_before = false;
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                operand_before = true;
+            }
+            ';' | '{' | '}' | '\n' => {
+                printing = false;
+                depth = 0;
+                operand_before = false;
+            }
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let start = k;
+                while k + 1 < chars.len()
+                    && (chars[k + 1].is_ascii_alphanumeric() || chars[k + 1] == '_')
+                {
+                    k += 1;
+                }
+                let word: String = chars[start..=k].iter().collect();
+                match word.as_str() {
+                    "system" | "getline" | "ENVIRON" | "PROCINFO" | "close" | "fflush" => {
+                        return false;
+                    }
+                    "print" | "printf" => printing = true,
+                    _ => {}
+                }
+                operand_before = true;
+            }
+            c if c.is_ascii_digit() || c == '$' => {
+                operand_before = c.is_ascii_digit() || operand_before
+            }
+            c if c.is_whitespace() => {}
+            _ => operand_before = false,
+        }
+        k += 1;
+    }
+    true
+}
+
 /// The reading and text tools; `None` for a name that is none of them.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     match name {
         "sed" | "gsed" => return Some(sed(judge, args)),
+        "awk" | "gawk" | "mawk" | "nawk" => return Some(awk(judge, args)),
         _ => {}
     }
     let program = PROGRAMS.iter().find(|p| p.names.contains(&name))?;

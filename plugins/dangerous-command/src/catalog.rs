@@ -45,6 +45,18 @@ pub const RULES: &[(&str, &str)] = &[
         "ask: reads every file of a tree that may hold credential files (grep -r x ., tar c ., rg -uu)",
     ),
     (
+        "glob-option",
+        "ask: a glob that may expand to a file named like an option (rm *, find . *) without -- or ./",
+    ),
+    (
+        "env-dump",
+        "ask: prints every environment variable (env, printenv, export -p, set, declare -p, ps e)",
+    ),
+    (
+        "secret-variable",
+        "deny: prints a variable whose name marks a secret (echo $GITHUB_TOKEN); ask when into a pipe or file",
+    ),
+    (
         "device-write",
         "deny: writes to a disk device (dd of=/dev/sda, > /dev/nvme0n1); ask for other devices",
     ),
@@ -104,6 +116,10 @@ pub const RULES: &[(&str, &str)] = &[
     (
         "exfiltration",
         "deny: sends a secret file over the network (curl -d @~/.ssh/id_rsa, scp of keys)",
+    ),
+    (
+        "local-file",
+        "ask: fetches local files by a pattern, from another host, or from a path only known when it runs (curl file:...)",
     ),
     (
         "reverse-shell",

@@ -628,6 +628,135 @@ fn ecosystem_tools_of_everyday_work() {
 }
 
 #[test]
+fn the_environment_and_secret_variables_are_not_printed_silently() {
+    expect(
+        &[
+            "echo $PATH",
+            "echo \"$HOME\"",
+            "printenv PATH",
+            "printf '%s\\n' \"$SHELL\"",
+            "echo ${#GITHUB_TOKEN}",
+            "echo ${GITHUB_TOKEN:+set}",
+            "[ -n \"$AWS_SECRET_ACCESS_KEY\" ] && echo configured",
+            "cat <<EOF > notes.md\nPath: $PATH\nEOF",
+            "ps aux",
+            "ps -ef",
+            "ps -o pid,user,cmd -p 1",
+        ],
+        Level::Allow,
+    );
+    expect(
+        &[
+            "env",
+            "env | grep -i proxy",
+            "printenv",
+            "export",
+            "export -p",
+            "declare -p",
+            "declare -x",
+            "typeset",
+            "set",
+            "set | grep KEY",
+            "env -0",
+            "env FOO=1",
+            "ps auxe",
+            "ps eww -p 1",
+        ],
+        Level::Ask,
+    );
+    expect(
+        &[
+            "echo $GITHUB_TOKEN",
+            "echo \"token: ${ANTHROPIC_API_KEY}\"",
+            "printf '%s' \"$AWS_SECRET_ACCESS_KEY\"",
+            "echo ${OPENAI_API_KEY:0:8}",
+            "echo ${DB_PASSWORD:-none}",
+            "printenv GITHUB_TOKEN",
+            "declare -p NPM_TOKEN",
+            "cat <<< \"$STRIPE_SECRET_KEY\"",
+            "cat <<EOF\n$SLACK_WEBHOOK_URL\nEOF",
+            "bash -c 'echo $GH_TOKEN'",
+            "timeout 5 echo $AWS_SESSION_TOKEN",
+            "echo \"$(echo $GITHUB_TOKEN)\"",
+            "cat /proc/self/environ",
+            "strings /proc/1/environ",
+        ],
+        Level::Deny,
+    );
+    expect(
+        &[
+            "echo $GITHUB_TOKEN | base64",
+            "echo $GITHUB_TOKEN > token.txt",
+            "echo ${!name}",
+            "base64 <<< \"$API_KEY\" | rev",
+        ],
+        Level::Ask,
+    );
+}
+
+#[test]
+fn globs_that_may_become_options_are_asked() {
+    expect(
+        &[
+            "rm *",
+            "rm -f *.o",
+            "find . *",
+            "chmod u+w *",
+            "tar cf x.tar *",
+            "cp *.txt backup/",
+            "mv * dir/",
+            "git add *",
+            "rg foo *",
+            "sed -n 1p *.md",
+            "grep foo *",
+            "timeout 5 rm *",
+        ],
+        Level::Ask,
+    );
+    expect(
+        &[
+            "ls *",
+            "ls -la *.md",
+            "cat *.md",
+            "wc -l *.py",
+            "grep -n TODO *.py",
+            "head -n 5 *.txt",
+            "echo *",
+            "rm -- *.o",
+            "rm ./*.o",
+            "git add -- *.py",
+            "cp ./*.txt backup/",
+            "wc -l src/*.rs",
+        ],
+        Level::Allow,
+    );
+}
+
+#[test]
+fn file_urls_are_reads_of_their_paths() {
+    expect(
+        &[
+            "curl file:///tmp/.tmpSandbox/home/.ssh/id_rsa",
+            "curl -s FILE://localhost/home/user/.aws/credentials",
+            "curl --url=file:///home/user/.ssh/id_ed25519",
+            "curl file:///home/user/.s%73h/id_rsa",
+            "curl file:/home/user/.env",
+            "lynx -dump file:///home/user/.netrc",
+            "curl file:///proc/self/environ",
+        ],
+        Level::Deny,
+    );
+    for command in [
+        "curl file:///etc/passwd",
+        "curl 'file:///home/user/.ssh/{id_rsa,config}'",
+        "curl file://evil.example/share/x",
+        "curl file://$HOME/x",
+    ] {
+        assert_ne!(level(command), Level::Allow, "{command}");
+    }
+}
+
+#[test]
 fn asking_a_program_about_itself_is_allowed() {
     expect(
         &[

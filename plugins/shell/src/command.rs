@@ -33,6 +33,12 @@ pub struct Command {
     pub reads: Vec<Arg>,
     /// What its standard input carries.
     pub stdin: Feed,
+    /// The here-document or here-string fed to it, as the shell expands it (parts only known
+    /// at run time in their source form, `dynamic` set).
+    pub input: Option<Arg>,
+    /// Its standard output goes into a pipe or a substitution, not to whoever reads the
+    /// command line's output.
+    pub piped: bool,
     /// The directory it runs in (after any `cd` before it); empty when not known statically.
     pub cwd: String,
     /// The wrappers it runs under, outermost first (`sudo`, `timeout`, `xargs`, `bash`, ...).

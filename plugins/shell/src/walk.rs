@@ -72,6 +72,8 @@ struct Ctx {
     depth: u32,
     /// Inside a pipeline of several commands, or a command put in the background.
     forks: bool,
+    /// Standard output goes into a pipe or a substitution.
+    captured: bool,
 }
 
 struct Walker<'a> {
@@ -205,7 +207,8 @@ impl<'a> Walker<'a> {
         let forks = ctx.forks || pipeline.seq.len() > 1;
         let mut strong = ctx.stdin.strong();
         let mut previous: Option<Feed> = None;
-        for command in &pipeline.seq {
+        let last = pipeline.seq.len().saturating_sub(1);
+        for (k, command) in pipeline.seq.iter().enumerate() {
             let stdin = match previous.take() {
                 None => ctx.stdin.clone(),
                 Some(feed) => strong.clone().join(feed),
@@ -214,6 +217,7 @@ impl<'a> Walker<'a> {
             let stage = Ctx {
                 stdin,
                 forks,
+                captured: ctx.captured || k < last,
                 ..ctx.clone()
             };
             if pipeline.seq.len() > 1 {
@@ -432,6 +436,7 @@ impl<'a> Walker<'a> {
             env: ctx.env.clone(),
             stdin: ctx.stdin.clone(),
             wrappers: ctx.wrappers.clone(),
+            piped: ctx.captured,
             ..Command::default()
         };
         let mut redirects = Vec::new();
@@ -531,6 +536,7 @@ impl<'a> Walker<'a> {
             stdin: inner_stdin,
             depth: ctx.depth + 1,
             forks: true,
+            captured: true,
             ..ctx.clone()
         };
         self.in_child(|x| x.compound_list(&subshell.list, &inner));
@@ -585,31 +591,26 @@ impl<'a> Walker<'a> {
             },
             ast::IoRedirect::HereDocument(_, doc) => {
                 let text = &doc.doc.value;
-                inv.stdin = if doc.requires_expansion {
+                let input = if doc.requires_expansion {
                     // The body expands like a double-quoted string in which `"` is literal.
                     match scan(&format!("\"{}\"", text.replace('"', "\\\""))) {
                         Ok(pieces) => {
                             let mut arg = Arg::default();
                             self.pieces(&pieces, &mut arg, ctx);
-                            if arg.dynamic {
-                                arg.feed.strong().join(Feed::Unknown)
-                            } else {
-                                Feed::Text(arg.text)
-                            }
+                            arg
                         }
-                        Err(_) => Feed::Unknown,
+                        Err(_) => Arg::unknown(text.clone()),
                     }
                 } else {
-                    Feed::Text(text.clone())
+                    Arg::literal(text.clone())
                 };
+                inv.stdin = fed(&input);
+                inv.input = Some(input);
             }
             ast::IoRedirect::HereString(_, w) => {
-                let arg = self.word(&w.value, ctx);
-                inv.stdin = if arg.dynamic {
-                    arg.feed.strong().join(Feed::Unknown)
-                } else {
-                    Feed::Text(arg.text)
-                };
+                let input = self.word(&w.value, ctx);
+                inv.stdin = fed(&input);
+                inv.input = Some(input);
             }
             ast::IoRedirect::OutputAndError(w, _) => {
                 let arg = self.word(&w.value, ctx);
@@ -727,6 +728,7 @@ impl<'a> Walker<'a> {
                     let inner = Ctx {
                         stdin: Feed::Nothing,
                         depth: ctx.depth + 1,
+                        captured: true,
                         ..ctx.clone()
                     };
                     self.in_child(|x| x.script(script, &inner));
@@ -823,7 +825,7 @@ impl<'a> Walker<'a> {
                 Step::Code(code) => self.code_arg(&code, inv, ctx),
                 Step::Words(words) => self.code_words(&words, inv, ctx),
                 Step::Stdin { shell } => self.stdin_code(inv, shell, ctx),
-                Step::Run(each) => self.run(each, ctx),
+                Step::Run(each) => self.run(*each, ctx),
                 Step::ChangeDirectory => self.change_directory(inv),
                 Step::LeaveDirectory => self.cwd.clear(),
             }
@@ -853,6 +855,8 @@ impl<'a> Walker<'a> {
             writes: inv.writes,
             reads: inv.reads,
             stdin: inv.stdin.clone(),
+            input: inv.input,
+            piped: inv.piped,
             cwd: String::new(),
             wrappers,
             runs: Runs::Nothing,
@@ -862,6 +866,7 @@ impl<'a> Walker<'a> {
             argv: inv.argv,
             env: inv.env,
             stdin: inv.stdin,
+            piped: inv.piped,
             wrappers: inv.wrappers,
             runs: Runs::Command { at: start },
             ..Command::default()
@@ -963,7 +968,17 @@ impl<'a> Walker<'a> {
             env: inv.env.clone(),
             depth: ctx.depth + 1,
             forks: ctx.forks,
+            captured: inv.piped,
         }
+    }
+}
+
+/// What a here-document or here-string feeds a command: its text, when known.
+fn fed(input: &Arg) -> Feed {
+    if input.dynamic {
+        input.feed.strong().join(Feed::Unknown)
+    } else {
+        Feed::Text(input.text.clone())
     }
 }
 

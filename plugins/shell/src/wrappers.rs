@@ -241,7 +241,7 @@ pub(crate) enum Step {
     /// Walks code the command reads from its standard input (only a shell's is walked).
     Stdin { shell: bool },
     /// Walks a command it runs for each file it finds (`find -exec`, `fd -x`).
-    Run(Command),
+    Run(Box<Command>),
     /// Follows `cd DIR` / `pushd DIR`.
     ChangeDirectory,
     /// Back to a directory the walk does not keep (`popd`): unknown from here on.
@@ -506,7 +506,9 @@ fn find(inv: Command) -> Plan {
             let end = (i + 1..inv.argv.len())
                 .find(|&k| inv.argv[k].is(";") || inv.argv[k].is("+"))
                 .unwrap_or(inv.argv.len());
-            steps.extend(placeholder_command(&inv, i + 1, end, &["{}"]).map(Step::Run));
+            steps.extend(
+                placeholder_command(&inv, i + 1, end, &["{}"]).map(|c| Step::Run(Box::new(c))),
+            );
             i = end + 1;
         } else {
             i += 1;
@@ -527,7 +529,9 @@ fn fd(inv: Command) -> Plan {
             .find(|&j| inv.argv[j].is(";"))
             .unwrap_or(inv.argv.len());
         let placeholders = ["{}", "{/}", "{//}", "{.}", "{/.}"];
-        steps.extend(placeholder_command(&inv, k + 1, end, &placeholders).map(Step::Run));
+        steps.extend(
+            placeholder_command(&inv, k + 1, end, &placeholders).map(|c| Step::Run(Box::new(c))),
+        );
     }
     steps.push(Step::Record(Runs::Nothing));
     Plan::new(inv, steps)
@@ -555,6 +559,7 @@ fn placeholder_command(
         name: String::new(),
         argv,
         env: inv.env.clone(),
+        piped: inv.piped,
         wrappers,
         ..Command::default()
     })

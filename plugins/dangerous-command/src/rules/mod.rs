@@ -1,7 +1,9 @@
 //! The built-in rules, each judging one simple command (wrappers are commands of their own),
 //! one module per family of programs: `files` (rm, cp, mv, sed -i, chmod, find, dd),
 //! `git`, `env` (variables that load code), `network` (exfiltration, reverse shells),
-//! `escalation` (sudo and relatives, persistence), `system` (power, disks), `unicode`;
+//! `escalation` (sudo and relatives, persistence), `system` (power, disks), `unicode`,
+//! `leaks` (the environment and secret variables printed), `globs` (globs that may become
+//! options);
 //! `operands` finds secrets named by programs the positive model has no table for. The files a
 //! command reads or writes are judged by [`crate::targets`].
 
@@ -9,6 +11,8 @@ mod env;
 mod escalation;
 mod files;
 mod git;
+mod globs;
+mod leaks;
 mod network;
 mod operands;
 mod system;
@@ -31,6 +35,8 @@ pub fn check(inv: &Invocation, cx: &Context, tabled: bool, out: &mut Vec<Finding
     let mut f = Findings { out, inv };
     unicode::check(&mut f);
     env::check(&mut f);
+    leaks::check(&mut f);
+    globs::check(&mut f);
     for w in &inv.writes {
         write_target(&mut f, cx, w, "redirects output into", Effect::Write);
     }

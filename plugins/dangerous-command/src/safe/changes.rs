@@ -10,7 +10,7 @@
 use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 
-use super::{Judge, Program};
+use super::{Judge, Program, names_a_kind};
 use crate::judgement::Effect;
 use crate::targets::lands_in_guarded_tree;
 use Value::*;
@@ -50,8 +50,9 @@ pub(super) const PROGRAMS: &[Program] = &[
     },
 ];
 
-/// `rm` and `mkdir` inside the workspace (`rm -rf ./build`): every operand a static path in
-/// the workspace, not a glob, not git's own directory. Deleting a root is denied by the rules.
+/// `rm` and `mkdir` inside the workspace (`rm -rf ./build`, `rm -- *.o`): every operand a
+/// static path in the workspace, or a glob of a kind of file (not `*`, not `src/*`), not git's
+/// own directory. Deleting a root is denied by the rules.
 const RM_MKDIR: Program = Program {
     names: &["rm", "mkdir"],
     options: &[&[
@@ -79,7 +80,7 @@ fn rm_or_mkdir(judge: &mut Judge, args: &[Arg]) -> bool {
     let plain = items.iter().all(|i| match i {
         Item::Operand(a) => {
             let text = a.text.trim_end_matches('/');
-            !a.glob
+            (!a.glob || names_a_kind(text))
                 && !text.is_empty()
                 && text != "."
                 && text != ".."

@@ -501,14 +501,14 @@ fn pathspec(judge: &mut Judge, a: &Arg, kind: Operands, dirs: &[Arg]) -> bool {
     if kind == Operands::Refs {
         return true;
     }
-    // Pathspec magic (`:/`, `:(top)`, `:!x`) and shell globs are not judged here.
-    if a.text.starts_with(':') || a.glob {
+    // Pathspec magic (`:/`, `:(top)`, `:!x`) is not judged here; a glob is only staged.
+    if a.text.starts_with(':') || (a.glob && !matches!(kind, Operands::Stage | Operands::Index)) {
         return false;
     }
     let Some(placed) = place_in(dirs, &a.text) else {
         return false;
     };
-    let git_glob = a.text.contains(['*', '?', '[']);
+    let git_glob = a.glob || a.text.contains(['*', '?', '[']);
     let named = Arg {
         text: placed,
         glob: git_glob,

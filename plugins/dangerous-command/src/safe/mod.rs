@@ -371,7 +371,7 @@ fn source_tree(cx: &Context, abs: &str) -> bool {
 
 /// Whether a glob's last segment has a literal start or end (`*.rs`, `test_*`), rather than
 /// matching any name (`*`, `?*`).
-fn names_a_kind(glob: &str) -> bool {
+pub(crate) fn names_a_kind(glob: &str) -> bool {
     let last = glob.rsplit('/').next().unwrap_or(glob);
     let wild = |c: char| matches!(c, '*' | '?' | '[' | ']');
     !last.starts_with(wild) || !last.ends_with(wild)

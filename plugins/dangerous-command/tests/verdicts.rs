@@ -757,6 +757,43 @@ fn file_urls_are_reads_of_their_paths() {
 }
 
 #[test]
+fn tools_run_only_where_their_code_and_config_are_the_workspace() {
+    // A build, a test run, git or a script loads the code, hooks and config of the directory
+    // it runs in; a program named by a path outside the workspace is anyone's code.
+    for command in [
+        "cd /tmp && make",
+        "cd /tmp && cargo test",
+        "cd /tmp/x && npm test",
+        "cd /tmp && pytest",
+        "cd /tmp && node --test",
+        "cd .. && cargo build",
+        "cd $X && cargo test",
+        "cd ~ && git status",
+        "cd /tmp && cargo --version",
+        "/tmp/evil/cargo test",
+        "/tmp/x/git status",
+        "/tmp/evil/python x.py",
+        "./node_modules/.bin/ts-node -e 'require(\"child_process\")'",
+        ".venv/bin/python -c 'import os'",
+        "./target/release/app --serve",
+        "~/Downloads/tool --help",
+    ] {
+        assert_ne!(level(command), Level::Allow, "{command}");
+    }
+    expect(
+        &[
+            "cd crates/parser && cargo test",
+            "/usr/bin/git status",
+            ".venv/bin/python -m pytest",
+            ".venv/bin/python tools/gen.py",
+            "./node_modules/.bin/jest --ci",
+            "cd /tmp && echo done",
+        ],
+        Level::Allow,
+    );
+}
+
+#[test]
 fn asking_a_program_about_itself_is_allowed() {
     expect(
         &[

@@ -123,7 +123,6 @@ const CP: &[Opt] = &[
     ("-p", Flag),
     ("--preserve", Optional),
     ("--no-preserve", Literal),
-    ("--parents", Flag),
     ("--reflink", Optional),
     ("--remove-destination", Flag),
     ("--sparse", Literal),

@@ -1255,7 +1255,8 @@ fn awk(judge: &mut Judge, args: &[Arg]) -> bool {
 
 /// Whether an awk program only reads its input and prints to its output: no `system()`, no
 /// pipe (`|`, `|&`), no `print > file`, no `getline` (reads files, runs commands), no
-/// `ENVIRON` or `PROCINFO` (the environment, secrets included), no `@` directive or call.
+/// `ENVIRON` or `PROCINFO` (the environment, secrets included), no `ARGV` (the files it
+/// reads), no `@` directive or call.
 fn awk_program_is_pure(program: &str) -> bool {
     let chars: Vec<char> = program.chars().collect();
     let mut k = 0;
@@ -1309,7 +1310,9 @@ fn awk_program_is_pure(program: &str) -> bool {
                 }
                 let word: String = chars[start..=k].iter().collect();
                 match word.as_str() {
-                    "system" | "getline" | "ENVIRON" | "PROCINFO" | "close" | "fflush" => {
+                    // `ARGV` and `ARGC` choose the files it reads.
+                    "system" | "getline" | "ENVIRON" | "PROCINFO" | "ARGV" | "ARGC" | "close"
+                    | "fflush" => {
                         return false;
                     }
                     "print" | "printf" => printing = true,

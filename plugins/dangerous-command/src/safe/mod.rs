@@ -131,21 +131,74 @@ impl Judge<'_, '_, '_> {
             Runs::Script => shell::script(self, name, inv.args()),
             Runs::Nothing => {
                 let args = inv.args();
-                about::judge(self, name, args)
+                // Tools that load the code or config of the directory they run in (a build
+                // script, hooks, `rust-toolchain.toml`, `conftest.py`): only in the workspace.
+                let local = self.runs_in_workspace();
+                let here = about::judge(self, name, args)
                     .or_else(|| git::judge(self, name))
                     .or_else(|| build::judge(self, name, args))
                     .or_else(|| python::judge(self, name, args))
-                    .or_else(|| js::judge(self, name, args))
-                    .or_else(|| search::judge(self, name, args))
-                    .or_else(|| shell::judge(self, name, args))
-                    .or_else(|| changes::judge(self, name, args))
-                    .or_else(|| archives::judge(self, name, args))
-                    .or_else(|| files::judge(self, name, args))
-                    .or_else(|| scripts::judge(self, name, args))
-                    .unwrap_or(false)
+                    .or_else(|| js::judge(self, name, args));
+                match here {
+                    Some(ok) => ok && local,
+                    None => search::judge(self, name, args)
+                        .or_else(|| shell::judge(self, name, args))
+                        .or_else(|| changes::judge(self, name, args))
+                        .or_else(|| archives::judge(self, name, args))
+                        .or_else(|| files::judge(self, name, args))
+                        .or_else(|| scripts::judge(self, name, args).map(|ok| ok && local))
+                        .unwrap_or(false),
+                }
             }
         };
-        safe && program
+        safe && program && self.program_placed()
+    }
+
+    /// Whether the directory the command runs in is known and in the workspace.
+    fn runs_in_workspace(&self) -> bool {
+        self.cx.absolute(self.inv, ".").is_some_and(|dir| {
+            self.cx
+                .workspaces
+                .iter()
+                .any(|w| is_same_or_ancestor(w, &dir))
+        })
+    }
+
+    /// Whether the program, when named by a path (`./x`, `/usr/bin/git`), is the workspace's or
+    /// an installed one: in the workspace, or where the system and the user keep programs
+    /// (which no command may write). A program elsewhere (`/tmp/x/cargo`) is anyone's code,
+    /// whatever its name.
+    fn program_placed(&self) -> bool {
+        let Some(word) = self.inv.argv.first().filter(|a| a.text.contains('/')) else {
+            return true;
+        };
+        let Some(abs) = self
+            .cx
+            .absolute(self.inv, &word.text)
+            .filter(|_| !word.dynamic)
+        else {
+            return false;
+        };
+        let home = self.cx.home;
+        let installed = [
+            "/usr/",
+            "/bin/",
+            "/sbin/",
+            "/opt/homebrew/",
+            "/home/linuxbrew/",
+        ]
+        .iter()
+        .any(|dir| abs.starts_with(dir))
+            || (!home.is_empty()
+                && ["/.cargo/bin/", "/.local/bin/", "/go/bin/", "/bin/"]
+                    .iter()
+                    .any(|dir| abs.starts_with(&format!("{home}{dir}"))));
+        installed
+            || self
+                .cx
+                .workspaces
+                .iter()
+                .any(|w| is_same_or_ancestor(w, &abs))
     }
 
     /// Judges `args` against a program's table.

@@ -112,11 +112,17 @@ fn interpreter(name: &str) -> Option<&'static [Opt]> {
 /// program.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     let program = judge.inv.argv.first()?;
-    if program.text.contains('/') {
-        // The program itself is a file: the workspace's code when it is in the workspace.
-        return Some(script(judge, program) && script_args(judge, args));
-    }
-    let options = interpreter(name)?;
+    let Some(options) = interpreter(name) else {
+        // The program itself is a file: the workspace's code when it is in the workspace,
+        // not a dependency's or a tool's kept there (`node_modules/.bin/x`, `.venv/bin/x`,
+        // `target/debug/x`: `cargo run` is asked too).
+        let own = program.text.contains('/')
+            && !program.text.split('/').any(|s| {
+                (s.starts_with('.') && s != "." && s != "..")
+                    || matches!(s, "node_modules" | "vendor" | "site-packages" | "target")
+            });
+        return own.then(|| script(judge, program) && script_args(judge, args));
+    };
     let items = parse(args, &[options], Style::Posix);
     let mut safe = true;
     let mut operands = Vec::new();

@@ -162,7 +162,7 @@ pub fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
                 None if pattern.starts_with('/') => pattern.to_owned(),
                 None => format!("/**/{}", pattern.trim_start_matches("./")),
             };
-            globs_overlap(&abs, &full) && anchored(&abs, &full)
+            globs_overlap(&abs, &full) && anchored(&abs, &full, false)
         })
 }
 
@@ -171,14 +171,24 @@ pub fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
 pub fn aims_at_secret(cx: &Context, glob: &str) -> bool {
     cx.read_sensitive()
         .iter()
-        .any(|g| g.pattern().rsplit('/').next() != Some("**") && anchored(glob, g.pattern()))
+        .any(|g| g.pattern().rsplit('/').next() != Some("**") && anchored(glob, g.pattern(), false))
+}
+
+/// Whether a glob's last segment names secrets: its literal start or end holds a secret name's
+/// whole literal start or end (`.env*` holds `.env`), not a part of it (`*.json` takes in
+/// `secrets.json` among every other JSON file).
+pub fn names_secrets(cx: &Context, glob: &str) -> bool {
+    cx.read_sensitive()
+        .iter()
+        .any(|g| g.pattern().rsplit('/').next() != Some("**") && anchored(glob, g.pattern(), true))
 }
 
 /// Whether a glob aims at what a sensitive pattern names, rather than merely being able to
 /// meet it (`*.rs` can match a file named `id_rsa.rs`, but does not aim at keys): the pattern
 /// is a directory tree, or the glob's last segment shares a literal start or end with the
-/// pattern's last segment (`~/.ss?/id_*`, `*.pem`, `.env*`).
-fn anchored(glob: &str, pattern: &str) -> bool {
+/// pattern's last segment (`~/.ss?/id_*`, `*.pem`, `.env*`); `whole`: the glob's literal ends
+/// hold all of the pattern's.
+fn anchored(glob: &str, pattern: &str, whole: bool) -> bool {
     let last = |s: &str| s.rsplit('/').next().unwrap_or(s).to_owned();
     let (g, p) = (last(glob), last(pattern));
     if p == "**" {
@@ -188,6 +198,18 @@ fn anchored(glob: &str, pattern: &str) -> bool {
     let prefix = |s: &str| s.split(wild).next().unwrap_or("").to_owned();
     let suffix = |s: &str| s.rsplit(wild).next().unwrap_or("").to_owned();
     let (gp, pp, gs, ps) = (prefix(&g), prefix(&p), suffix(&g), suffix(&p));
+    if whole {
+        // The glob holds the name whole at one end (`.env*` and `.env`), or each literal end
+        // of a pattern with wildcards (`*.pem` and `*.pem`; not `*.json` and
+        // `client_secret*.json`).
+        return if p.contains(wild) {
+            (!pp.is_empty() || !ps.is_empty())
+                && (pp.is_empty() || gp.starts_with(pp.as_str()))
+                && (ps.is_empty() || gs.ends_with(ps.as_str()))
+        } else {
+            gp.starts_with(p.as_str()) || gs.ends_with(p.as_str())
+        };
+    }
     let meets = |a: &str, b: &str, start: bool| {
         !a.is_empty()
             && !b.is_empty()
@@ -332,9 +354,15 @@ mod tests {
     #[test]
     fn globs_aim_at_secrets_only_through_a_shared_literal() {
         use super::anchored;
-        assert!(anchored("/h/.ss?/id_*", "/h/.ssh/**"));
-        assert!(anchored("/ws/*.pem", "/**/*.pem"));
-        assert!(anchored("/ws/id_*", "/**/id_rsa*"));
-        assert!(!anchored("/ws/src/*.rs", "/**/id_rsa*"));
+        assert!(anchored("/h/.ss?/id_*", "/h/.ssh/**", false));
+        assert!(anchored("/ws/*.pem", "/**/*.pem", false));
+        assert!(anchored("/ws/id_*", "/**/id_rsa*", false));
+        assert!(!anchored("/ws/src/*.rs", "/**/id_rsa*", false));
+        // Naming secrets takes the pattern's whole literal: `.env*` does, `*.json` does not.
+        assert!(anchored(".env*", ".env", true));
+        assert!(!anchored("*.json", "secrets.json", true));
+        assert!(!anchored("*.json", "client_secret*.json", true));
+        assert!(anchored("*.pem", "*.pem", true));
+        assert!(anchored("*.json", "secrets.json", false));
     }
 }

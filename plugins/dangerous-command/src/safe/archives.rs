@@ -226,10 +226,9 @@ const COMPRESS: &[Opt] = &[
     ("--list", Flag),
     ("-t", Flag),
     ("--test", Flag),
+    // Not `-N`: gunzip would name its output as the archive says.
     ("-n", Flag),
     ("--no-name", Flag),
-    ("-N", Flag),
-    ("--name", Flag),
     ("-q", Flag),
     ("--quiet", Flag),
     ("-v", Flag),

@@ -6,7 +6,7 @@ use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Style, Value, parse};
 
 use crate::judgement::Finding;
-use crate::targets::{aims_at_secret, is_secret};
+use crate::targets::{aims_at_secret, is_secret, names_secrets};
 
 use super::{Judge, Program, names_a_kind};
 use Value::*;
@@ -442,11 +442,15 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
         if !FILE_GLOBS.contains(option) || glob.text.starts_with('!') {
             continue;
         }
-        let as_path = Arg {
-            glob: true,
+        // Named by a secret pattern as it is written (`.env`, `*.pem`, `id_rsa*`), or naming
+        // secrets (`.env*`): the files it takes in are secrets.
+        let as_name = Arg {
+            glob: false,
             ..glob.clone()
         };
-        if !glob.dynamic && is_secret(judge.cx, judge.inv, &as_path) {
+        if !glob.dynamic
+            && (is_secret(judge.cx, judge.inv, &as_name) || names_secrets(judge.cx, &glob.text))
+        {
             judge.out.push(Finding::deny(
                 "sensitive-read",
                 format!(

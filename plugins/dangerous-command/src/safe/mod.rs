@@ -2,9 +2,21 @@
 //! harmless. Each program the checker allows has a declarative table (one module per family,
 //! found by the program's name) of the options that are harmless, what each option's value is
 //! and what the operands are; the words are read as the program reads them
-//! ([`acp_gate_shell::options`]), every path is judged with the access it implies, every
-//! environment assignment must be inert, and no expansion may change any of it. Anything else
-//! is not known safe: the command is at most asked about.
+//! ([`acp_gate_shell::options`]), every path is judged with the access it implies (as the path
+//! validator judges an edit of it), every environment assignment must be inert, and no
+//! expansion may change any of it. Anything else is not known safe: the command is at most
+//! asked about.
+//!
+//! Recursive readers (`grep -r`, `tar c`, `zip -r`, `diff -r`, `git grep --no-index`) read the
+//! secrets of the tree too, and the plugin cannot look into it. Such a read is allowed silently
+//! only when no secret is expected in what it reads: the reader skips hidden and ignored files
+//! (rg, ag, git grep by default: `.env` files are hidden and ignored, keys live in hidden
+//! directories); or it is narrowed to a kind of file no secret is (`--include='*.py'`); or the
+//! tree is a source tree of the workspace (below its root, no hidden directory on the way, a
+//! directory on the way named as code, tests and documents are: `src`, `tests`, `docs`, ...).
+//! Every other recursive read is asked about (the workspace root, no directory, a glob, a
+//! monorepo package, `config/`, a tree outside); a tree holding credential files by name (home,
+//! `~/.ssh`) is denied.
 
 mod about;
 mod archives;

@@ -472,6 +472,9 @@ const JVM_TASKS: &[&str] = &[
     "install",
 ];
 
+/// Maven plugin goals that only print what the build is made of.
+const JVM_GOALS: &[&str] = &["dependency:tree", "dependency:list", "help:effective-pom"];
+
 /// System properties (`-DNAME[=VALUE]`) a JVM build may be run with: skipping or choosing
 /// tests and checks.
 const JVM_PROPERTIES: &[&str] = &[
@@ -519,7 +522,9 @@ fn jvm(args: &[Arg]) -> bool {
         }
         let t = a.text.as_str();
         let property = |p: &str| JVM_PROPERTIES.contains(&p.split_once('=').map_or(p, |(n, _)| n));
-        let ok = if JVM_TASKS.contains(&t) {
+        // A task of one project (`:app:test`) is that task.
+        let task = t.rsplit(':').next().unwrap_or(t);
+        let ok = if JVM_TASKS.contains(&task) || JVM_GOALS.contains(&t) {
             any_task = true;
             true
         } else if FLAGS.contains(&t) {

@@ -242,6 +242,11 @@ fn copy_move_link(judge: &mut Judge, name: &str, args: &[Arg]) -> bool {
                 .rsplit('/')
                 .next()
                 .unwrap_or("");
+            // `cp -r src/. dest/`: the contents land in DEST itself.
+            if base == "." && tree && !source.dynamic {
+                landings.push(dest.clone());
+                continue;
+            }
             if base.is_empty() || base == "." || base == ".." || source.dynamic {
                 safe = false;
                 continue;

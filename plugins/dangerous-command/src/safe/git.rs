@@ -1041,7 +1041,20 @@ pub(super) fn judge(judge: &mut Judge, name: &str) -> Option<bool> {
                 Some(&("get" | "list")) => &rest[1..],
                 _ => rest,
             };
-            reading && listing(judge, rest)
+            // `git config KEY` alone prints the key's value.
+            let one_key = matches!(rest, [key] if !key.dynamic && !key.text.starts_with('-'));
+            (reading || one_key) && listing(judge, rest)
+        }
+        // `git clean -n` only lists what `-f` would delete.
+        "clean" => {
+            let dry = rest.iter().any(|a| a.is("-n") || a.is("--dry-run"));
+            dry && rest.iter().all(|a| {
+                !a.dynamic
+                    && matches!(
+                        a.text.as_str(),
+                        "-n" | "--dry-run" | "-d" | "-x" | "-X" | "-q" | "--quiet"
+                    )
+            })
         }
         _ => false,
     })

@@ -4,6 +4,7 @@
 
 use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
+use acp_gate_shell::programs::CHECKSUMS;
 
 use super::{Judge, Program};
 use Value::*;
@@ -573,17 +574,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         style: Style::Gnu,
     },
     Program {
-        names: &[
-            "md5sum",
-            "sha1sum",
-            "sha224sum",
-            "sha256sum",
-            "sha384sum",
-            "sha512sum",
-            "b2sum",
-            "cksum",
-            "sum",
-        ],
+        names: CHECKSUMS,
         options: &[&[
             ("-b", Flag),
             ("--binary", Flag),

@@ -9,28 +9,30 @@ use acp_gate_shell::{Arg, Runs};
 
 use crate::judgement::{Findings, Level};
 
-/// Names (upper-cased) that hold secrets by convention: anything with one of these in it.
+/// Text that marks a secret wherever it is in a name (upper-cased).
+const SECRET_TEXT: &[&str] = &["SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL"];
+
+/// Words of a name (between `_`) that mark a secret: `GITHUB_TOKEN`, `STRIPE_KEY`, `DB_PASS`,
+/// `GITLAB_PAT`, `SENTRY_DSN`, `NPM_CONFIG__AUTH` (not `SSH_AUTH_SOCK`, whose `AUTH` is not
+/// last, nor `GIT_AUTHOR_NAME`).
 const SECRET_WORDS: &[&str] = &[
-    "TOKEN",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "PASSPHRASE",
-    "CREDENTIAL",
-    "API_KEY",
-    "APIKEY",
-    "PRIVATE_KEY",
-    "ACCESS_KEY",
-    "AUTH",
-    "WEBHOOK",
-    "COOKIE",
-    "SESSION",
-    "DATABASE_URL",
-    "CONNECTION_STRING",
+    "TOKEN", "KEY", "APIKEY", "PASS", "PWD", "PAT", "DSN", "COOKIE", "WEBHOOK",
 ];
 
-/// Suffixes that mark a secret (`STRIPE_KEY`, `DB_PASS`, `DB_PWD`, `GITLAB_PAT`, `SENTRY_DSN`).
-const SECRET_SUFFIXES: &[&str] = &["_KEY", "_PASS", "_PWD", "_PAT", "_DSN"];
+/// Databases and brokers whose `_URL` / `_URI` holds a password (`DATABASE_URL`, `REDIS_URL`).
+const URL_WITH_PASSWORD: &[&str] = &[
+    "DATABASE",
+    "DB",
+    "POSTGRES",
+    "POSTGRESQL",
+    "PG",
+    "MYSQL",
+    "MONGO",
+    "MONGODB",
+    "REDIS",
+    "AMQP",
+    "RABBITMQ",
+];
 
 /// Cloud providers' and secret managers' variables: every one of them is about an account.
 const PROVIDER_PREFIXES: &[&str] = &[
@@ -54,9 +56,16 @@ const PROVIDER_PREFIXES: &[&str] = &[
 /// Whether the variable `name` holds a secret, by how it is named.
 pub(crate) fn secret_variable(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    SECRET_WORDS.iter().any(|w| upper.contains(w))
-        || SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
-        || PROVIDER_PREFIXES.iter().any(|p| upper.starts_with(p))
+    let words: Vec<&str> = upper.split('_').filter(|w| !w.is_empty()).collect();
+    let last = words.last().copied().unwrap_or("");
+    upper != "PWD"
+        && (SECRET_TEXT.iter().any(|t| upper.contains(t))
+            || words.iter().any(|w| SECRET_WORDS.contains(w))
+            || last.ends_with("TOKEN")
+            || last == "AUTH"
+            || (matches!(last, "URL" | "URI")
+                && words.iter().any(|w| URL_WITH_PASSWORD.contains(w)))
+            || PROVIDER_PREFIXES.iter().any(|p| upper.starts_with(p)))
 }
 
 /// The variables whose values `word` holds, as the shell expands it: `$NAME`, `${NAME}`,
@@ -255,6 +264,11 @@ mod tests {
             "DATABASE_URL",
             "NPM_AUTH_TOKEN",
             "GOOGLE_APPLICATION_CREDENTIALS",
+            "REDIS_URL",
+            "NEXTAUTH_SECRET",
+            "NPM_CONFIG__AUTH",
+            "GITHUB_PAT",
+            "DB_PASS",
         ] {
             assert!(secret_variable(name), "{name}");
         }

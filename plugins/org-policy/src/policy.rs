@@ -8,7 +8,8 @@
 use acp_gate_plugin::{Request, ToolKind, Verdict};
 
 use crate::commands::{self, Commands};
-use crate::config::{Example, ExampleRequest, tool_kind};
+use crate::config::tool_kind;
+use crate::examples::{Example, ExampleRequest};
 use crate::rules::{Decision, Places, RequestFacts, Rule};
 
 mod index;

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use acp_gate_plugin::sensitive::{PathGlob as SdkGlob, PathSegments};
 
 use crate::commands::{SimpleCommand, Word, program_name};
-use crate::config::Example;
+use crate::examples::Example;
 use acp_gate_plugin::ToolKind;
 use acp_gate_plugin::tools::{find as find_tool, names_tool};
 

@@ -63,11 +63,16 @@ impl Token {
 pub struct Pattern(PikeVM);
 
 impl Pattern {
+    /// The pattern compiled; a mistake is the `regex` crate's own message (the pattern, a
+    /// caret under the mistake, and what is wrong).
     pub fn new(pattern: &str) -> Result<Pattern, String> {
-        PikeVM::builder()
-            .syntax(syntax::Config::new().unicode(false).utf8(false))
-            .thompson(thompson::Config::new().utf8(false))
-            .build(pattern)
+        let syntax = syntax::Config::new().unicode(false).utf8(false);
+        let hir = syntax::parse_with(pattern, &syntax).map_err(|e| e.to_string())?;
+        let nfa = thompson::Compiler::new()
+            .configure(thompson::Config::new().utf8(false))
+            .build_from_hir(&hir)
+            .map_err(|e| e.to_string())?;
+        PikeVM::new_from_nfa(nfa)
             .map(Pattern)
             .map_err(|e| e.to_string())
     }

@@ -915,4 +915,15 @@ mod tests {
         assert_eq!(count, names.len());
         assert!(cli("kubectl").is_some() && cli("go").is_none());
     }
+
+    /// docs/policy-language.md has a row for every program whose options are known.
+    #[test]
+    fn every_program_is_documented() {
+        let docs = include_str!("../../../docs/policy-language.md");
+        for cli in CLIS {
+            let names: Vec<String> = cli.names.iter().map(|n| format!("`{n}`")).collect();
+            let row = format!("| {} |", names.join(", "));
+            assert!(docs.contains(&row), "docs/policy-language.md lacks the row {row}");
+        }
+    }
 }

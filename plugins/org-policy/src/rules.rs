@@ -318,9 +318,23 @@ pub fn prefix_matches(prefix: &[Token], words: &[Word], generous: bool) -> bool 
     if !first.alternatives().iter().any(|a| program_name(a) == name) {
         return false;
     }
+    let (tokens, words) = (&prefix[1..], &words[1..]);
+    // Most commands have nothing to read past: their words, as written, decide.
+    let as_written = tokens.len() <= words.len()
+        && tokens
+            .iter()
+            .zip(words)
+            .all(|(token, word)| match word.dynamic {
+                true => generous,
+                false => token.alternatives().contains(&word.text),
+            });
+    let optional = |w: &Word| w.dynamic || w.text.starts_with(['-', '+']) || w.text.contains('=');
+    if as_written || !words.iter().any(optional) {
+        return as_written;
+    }
     Reader {
-        tokens: &prefix[1..],
-        words: &words[1..],
+        tokens,
+        words,
         cli: subcommand::cli(&name),
         generous,
     }

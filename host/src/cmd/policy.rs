@@ -407,7 +407,12 @@ mod tests {
             (None, deny, Verdict::Ask, Comparison::Looser),
             (None, deny, Verdict::Abstain, Comparison::Looser),
             (Some(Verdict::Deny), deny, Verdict::Deny, Comparison::Same),
-            (Some(Verdict::Ask), None, Verdict::Deny, Comparison::Stricter),
+            (
+                Some(Verdict::Ask),
+                None,
+                Verdict::Deny,
+                Comparison::Stricter,
+            ),
             (Some(Verdict::Deny), None, Verdict::Ask, Comparison::Looser),
             (None, None, Verdict::Allow, Comparison::Unruled),
         ];

@@ -3,8 +3,10 @@
 //!
 //! Every importer reads its format into [`Rule`]s, the org-policy rule schema plus where each
 //! rule came from ([`Origin`]), what it could not express ([`Import::unsupported`]) and the
-//! format's own examples with the decision its agent gives them ([`Import::checks`]). The
-//! [`tools`] map says which agent tool names are the same tool.
+//! format's own examples with the decision its agent gives them ([`Import::checks`]), and each
+//! deny or ask command rule's command in the [`forms`] the agent's matching misses, which
+//! acp-gate must decide at least as the rule does. The [`tools`] map says which agent tool
+//! names are the same tool.
 
 pub mod claude;
 pub mod codex;

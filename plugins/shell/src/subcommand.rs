@@ -923,7 +923,10 @@ mod tests {
         for cli in CLIS {
             let names: Vec<String> = cli.names.iter().map(|n| format!("`{n}`")).collect();
             let row = format!("| {} |", names.join(", "));
-            assert!(docs.contains(&row), "docs/policy-language.md lacks the row {row}");
+            assert!(
+                docs.contains(&row),
+                "docs/policy-language.md lacks the row {row}"
+            );
         }
     }
 }

@@ -18,3 +18,4 @@ mod proxy;
 mod run;
 mod sandbox;
 mod sdk_agent;
+mod structure;

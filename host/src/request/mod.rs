@@ -241,8 +241,8 @@ pub struct ToolRequest {
 
 impl ToolRequest {
     /// What the request does, whoever asks and whenever: its kind, tool, command, working
-    /// directory, paths with their access and the text it writes. A grant of an escalation
-    /// lets exactly this through once.
+    /// directory, paths with what it does to each (a listing is not a read) and the text it
+    /// writes. A grant of an escalation lets exactly this through once.
     pub fn fingerprint(&self) -> String {
         let facts = json!({
             "kind": self.kind,
@@ -250,7 +250,7 @@ impl ToolRequest {
             "source": self.source,
             "command": self.command.as_ref().map(CommandLine::text),
             "cwd": self.cwd,
-            "paths": self.paths.iter().map(|p| (&p.absolute, p.access)).collect::<Vec<_>>(),
+            "paths": self.paths.iter().map(|p| (&p.absolute, p.effect())).collect::<Vec<_>>(),
             "writes": self.diffs.iter().map(|d| (&d.path, &d.new_text)).collect::<Vec<_>>(),
         });
         crate::digest::sha256_hex(facts.to_string().as_bytes())

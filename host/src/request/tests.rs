@@ -678,3 +678,14 @@ fn the_action_is_said_once() {
     );
     assert_eq!(said_once(ToolKind::Execute, "runner --x"), "run runner --x");
 }
+
+#[test]
+fn a_grant_for_a_listing_is_not_one_for_a_read_of_the_same_directory() {
+    let listing = claude(
+        "List the `/home/u/.aws` directory's contents",
+        json!({"path": "/home/u/.aws"}),
+    );
+    let mut read = listing.clone();
+    read.paths[0].origin = "raw-input.path".into();
+    assert_ne!(listing.fingerprint(), read.fingerprint());
+}

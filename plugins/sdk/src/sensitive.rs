@@ -336,6 +336,12 @@ pub const RUNS_CODE: &[&str] = &[
     ".cursor/mcp.json",
     // Cursor's project hooks run commands around the agent's own steps.
     ".cursor/hooks.json",
+    // Other agents' project MCP server lists and hooks (Roo Code, Kiro, Amazon Q).
+    ".roo/mcp.json",
+    ".kiro/settings/mcp.json",
+    ".kiro/hooks/**",
+    ".amazonq/mcp.json",
+    ".amazonq/default.json",
     ".aider.conf.yml",
     // Editors' files that run tasks or programs when a folder is opened.
     ".vscode/settings.json",
@@ -1136,6 +1142,9 @@ mod tests {
             ("/ws/.pre-commit-config.yaml", ".pre-commit-config.yaml"),
             ("/ws/lefthook.yml", "lefthook.yml"),
             ("/ws/.cursor/hooks.json", ".cursor/hooks.json"),
+            ("/ws/.roo/mcp.json", ".roo/mcp.json"),
+            ("/ws/.kiro/settings/mcp.json", ".kiro/settings/mcp.json"),
+            ("/ws/.amazonq/mcp.json", ".amazonq/mcp.json"),
             (
                 "/ws/.venv/lib/python3.12/site-packages/evil.pth",
                 "site-packages/*.pth",

@@ -19,3 +19,4 @@ mod run;
 mod sandbox;
 mod sdk_agent;
 mod structure;
+mod twins;

@@ -268,7 +268,7 @@ fn prompt(editor: &mut Editor, session: &str, text: &str) -> Vec<Value> {
     editor.until_response(id)
 }
 
-fn steps_in(messages: &[Value]) -> Vec<(String, String)> {
+pub(crate) fn steps_in(messages: &[Value]) -> Vec<(String, String)> {
     let text: String = messages
         .iter()
         .filter_map(text_of)
@@ -310,6 +310,36 @@ fn the_proxy_gates_a_v2_session_and_forwards_unknown_subjects_unchanged() {
     );
     drop(editor);
     assert_eq!(audit_records(&sandbox).len(), V2_ANSWERS.len());
+}
+
+#[test]
+fn the_proxy_gates_in_v2_when_the_agent_answers_v2_to_an_editor_that_offered_v1() {
+    let sandbox = Sandbox::new();
+    let handlers = deploy_rule(&sandbox);
+    let mut editor = v2_proxy(&sandbox, Some(&handlers), &["--answer-version", "2"]);
+    let id = editor.request(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+    );
+    let answer = editor.until_response(id).pop().unwrap();
+    assert_eq!(
+        answer["result"]["protocolVersion"], 2,
+        "the agent's answer reaches the editor, which decides: {answer}"
+    );
+    let id = editor.request("session/new", json!({"cwd": sandbox.workspace}));
+    let session = editor.until_response(id).pop().unwrap()["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    expect_v2_answers(&steps_in(&prompt(&mut editor, &session, "go")));
+    let (_, stderr) = editor.finish();
+    assert!(
+        stderr.contains(
+            "the agent answered `initialize` with ACP protocol version 2 to the editor's offer \
+             of version 1; acp-gate gates the session in version 2"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]

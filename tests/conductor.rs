@@ -5,6 +5,10 @@
 //! client, plays the editor. Each logging proxy lists the requests it relayed, which tells
 //! where it sat and what acp-gate let through.
 
+use std::ffi::CStr;
+use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -370,4 +374,49 @@ fn the_proxy_without_an_agent_or_a_conductor_says_what_it_needs() {
         "{answer}"
     );
     assert_eq!(both.wait(), Some(2));
+
+    // No agent command, typed at a terminal: told at once.
+    let (_terminal, its_input) = a_terminal();
+    let output = sandbox
+        .command(&["proxy", "--audit", audit])
+        .stdin(its_input)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("acp-gate proxy needs the agent's command (acp-gate proxy -- AGENT [ARGS])"),
+        "{said}"
+    );
+}
+
+/// A new pseudo-terminal: its controlling end, and the terminal a process reads.
+fn a_terminal() -> (File, File) {
+    // SAFETY: a new pty's controlling end, owned by the File from here on.
+    let terminal = unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY) };
+    assert!(
+        terminal >= 0,
+        "posix_openpt: {}",
+        std::io::Error::last_os_error()
+    );
+    let terminal = unsafe { File::from_raw_fd(terminal) };
+    let mut name = [0 as libc::c_char; 128];
+    // SAFETY: the descriptor is a pty's controlling end; `name` holds what ptsname_r writes.
+    unsafe {
+        assert_eq!(libc::grantpt(terminal.as_raw_fd()), 0);
+        assert_eq!(libc::unlockpt(terminal.as_raw_fd()), 0);
+        assert_eq!(
+            libc::ptsname_r(terminal.as_raw_fd(), name.as_mut_ptr(), name.len()),
+            0
+        );
+    }
+    // SAFETY: ptsname_r wrote a NUL-terminated path.
+    let name = unsafe { CStr::from_ptr(name.as_ptr()) };
+    let input = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(name.to_str().unwrap())
+        .unwrap();
+    (terminal, input)
 }

@@ -63,7 +63,7 @@ pub const IN_A_CHAIN: &str = r#"agent-client-protocol-conductor agent "acp-gate 
 
 /// Runs the proxy: spawns `agent`, relays between it and the editor on stdio, gates what it
 /// asks, and returns the exit code. `workspace` is where requests of an unknown session run.
-/// Without an agent, runs as a component of a conductor's chain ([`serve_in_chain`]).
+/// Without an agent, runs as a component of a conductor's chain (`serve_in_chain`).
 ///
 /// Each direction is relayed by a thread of its own with blocking reads and writes (a read's
 /// lines are written in one go); only the decisions run as tasks on the async runtime.

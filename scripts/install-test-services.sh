@@ -27,7 +27,9 @@ echo "ok: docker-registry ($(/usr/bin/docker-registry --version 2>/dev/null | he
 CONDUCTOR_VERSION=5.0.0
 conductor_bin="${CARGO_HOME:-$HOME/.cargo}/bin/agent-client-protocol-conductor"
 if [ "$("$conductor_bin" --version 2>/dev/null)" != "agent-client-protocol-conductor $CONDUCTOR_VERSION" ]; then
-  cargo install --quiet --locked --force agent-client-protocol-conductor --version "$CONDUCTOR_VERSION" \
+  echo "building agent-client-protocol-conductor $CONDUCTOR_VERSION (cargo install, a few minutes)"
+  cargo install --quiet --locked --force --root "${CARGO_HOME:-$HOME/.cargo}" \
+    agent-client-protocol-conductor --version "$CONDUCTOR_VERSION" \
     || fail "cargo install agent-client-protocol-conductor $CONDUCTOR_VERSION"
 fi
 "$conductor_bin" --version >/dev/null || fail "$conductor_bin missing after install"

@@ -234,14 +234,12 @@ fn in_a_chain_cancels_and_mode_switches_are_gated_as_by_the_proxy_alone() {
     );
 }
 
-#[test]
-fn in_a_chain_requests_the_gate_cannot_read_are_refused_and_recorded() {
-    let sandbox = Sandbox::new();
-    // The scripted agent's permission requests of every shape (v2's subjects; one without
-    // the `cwd` its subject needs), gated as they are gated by the proxy alone.
-    let agent = format!("node {}", v2_agent_script());
-    let chain = Chain::new(&sandbox, "", &agent);
-    let mut editor = chain.editor(&sandbox);
+/// The chain in front of the scripted agent (tests/agents/v2-agent.mjs), its session open,
+/// `prompt` sent: the editor and the prompt's request id. The conductor (built without the
+/// draft v2) initializes it in v1; its permission requests keep v2's shapes, which the gate
+/// reads as well.
+fn scripted_agent_prompted(sandbox: &Sandbox, chain: &Chain, prompt: &str) -> (Editor, u64) {
+    let mut editor = chain.editor(sandbox);
     let id = editor.request(
         "initialize",
         json!({"protocolVersion": 1, "clientCapabilities": {}}),
@@ -254,8 +252,21 @@ fn in_a_chain_requests_the_gate_cannot_read_are_refused_and_recorded() {
     let session = editor.until_response(id).pop().unwrap()["result"]["sessionId"].clone();
     let id = editor.request(
         "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": prompt}]}),
     );
+    (editor, id)
+}
+
+fn scripted_agent() -> String {
+    format!("node {}", v2_agent_script())
+}
+
+#[test]
+fn in_a_chain_requests_the_gate_cannot_read_are_refused_and_recorded() {
+    let sandbox = Sandbox::new();
+    // Permission requests of every shape, one without the `cwd` its subject needs.
+    let chain = Chain::new(&sandbox, "", &scripted_agent());
+    let (mut editor, id) = scripted_agent_prompted(&sandbox, &chain, "go");
     let steps = steps_in(&editor.until_response(id));
     for (name, answer) in [
         ("edit", "selected:allow-once"),
@@ -292,6 +303,35 @@ fn in_a_chain_requests_the_gate_cannot_read_are_refused_and_recorded() {
         Chain::from_agent(&chain.before, "session/request_permission"),
         3,
         "only the asks (untitled, unknown, named) reach the editor's side"
+    );
+}
+
+#[test]
+fn in_a_chain_an_ask_the_agent_withdraws_is_withdrawn_from_the_editor() {
+    let sandbox = Sandbox::new();
+    let chain = Chain::new(&sandbox, "", &scripted_agent());
+    // The agent asks about `terraform apply`, and withdraws the request 300 ms later.
+    let (mut editor, prompt) = scripted_agent_prompted(&sandbox, &chain, "withdraw");
+    let ask = editor.next();
+    assert_eq!(ask["method"], "session/request_permission", "{ask}");
+    let withdrawn = editor.next();
+    assert_eq!(
+        withdrawn,
+        json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": ask["id"]}})
+    );
+    editor.send(
+        json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"outcome": {"outcome": "cancelled"}}}),
+    );
+    assert_eq!(
+        steps_in(&editor.until_response(prompt)),
+        [("withdraw".to_owned(), "cancelled".to_owned())]
+    );
+    assert_eq!(
+        audit_answers(&chain.audit),
+        [(
+            "terraform apply".to_owned(),
+            "cancelled (editor)".to_owned()
+        )]
     );
 }
 

@@ -4,6 +4,7 @@ mod common;
 
 mod agent_shapes;
 mod cache;
+mod conductor;
 mod config;
 mod corpus;
 mod distribution;

@@ -314,6 +314,24 @@ pub const RUNS_CODE: &[&str] = &[
     ".lefthook.yaml",
     "lefthook-local.yml",
     ".lefthook-local.yml",
+    // lint-staged runs the commands these name at each `git commit` its hook guards.
+    ".lintstagedrc",
+    ".lintstagedrc.*",
+    "lint-staged.config.*",
+    // mise runs a project's `[hooks]` and `_.source` env scripts when a shell enters the
+    // directory, and its tasks at `mise run`.
+    ".mise.toml",
+    "mise.toml",
+    ".mise.*.toml",
+    "mise.*.toml",
+    ".mise/**",
+    ".config/mise.toml",
+    ".config/mise/**",
+    // pylint's `init-hook` and `load-plugins` run Python at every lint; pnpm runs `.pnpmfile.cjs`
+    // at every install.
+    ".pylintrc",
+    "pylintrc",
+    ".pnpmfile.cjs",
     "authorized_keys",
     // Agents' settings, commands, hooks and MCP servers: they grant permissions or run code.
     "~/.claude/**",
@@ -342,6 +360,9 @@ pub const RUNS_CODE: &[&str] = &[
     ".kiro/hooks/**",
     ".amazonq/mcp.json",
     ".amazonq/default.json",
+    // Continue's project config and MCP server lists.
+    ".continue/config.*",
+    ".continue/mcpServers/**",
     ".aider.conf.yml",
     // Editors' files that run tasks or programs when a folder is opened.
     ".vscode/settings.json",
@@ -1141,6 +1162,18 @@ mod tests {
             ("/ws/.yarn/plugins/@yarnpkg/x.cjs", ".yarn/plugins/**"),
             ("/ws/.pre-commit-config.yaml", ".pre-commit-config.yaml"),
             ("/ws/lefthook.yml", "lefthook.yml"),
+            ("/ws/.lintstagedrc.json", ".lintstagedrc.*"),
+            ("/ws/lint-staged.config.mjs", "lint-staged.config.*"),
+            ("/ws/.mise.toml", ".mise.toml"),
+            ("/ws/mise.local.toml", "mise.*.toml"),
+            ("/ws/.mise/tasks/build", ".mise/**"),
+            ("/ws/.pylintrc", ".pylintrc"),
+            ("/ws/.pnpmfile.cjs", ".pnpmfile.cjs"),
+            ("/ws/.continue/config.yaml", ".continue/config.*"),
+            (
+                "/ws/.continue/mcpServers/db.yaml",
+                ".continue/mcpServers/**",
+            ),
             ("/ws/.cursor/hooks.json", ".cursor/hooks.json"),
             ("/ws/.roo/mcp.json", ".roo/mcp.json"),
             ("/ws/.kiro/settings/mcp.json", ".kiro/settings/mcp.json"),

@@ -16,12 +16,7 @@ use crate::args::PolicyArgs;
 
 /// Where a command's policy comes from, from its arguments.
 fn load_options(policy: &PolicyArgs) -> anyhow::Result<LoadOptions> {
-    Ok(LoadOptions {
-        handlers: policy.handlers.clone(),
-        org_handlers: policy.org_handlers.clone(),
-        workspace: policy.workspace()?,
-        permission_policy: policy.permission_policy.clone(),
-    })
+    LoadOptions::from_args(policy)
 }
 
 /// The runtime of a `plugin` command: compiled plugins cached in the user's cache.

@@ -32,6 +32,7 @@ pub mod config;
 mod digest;
 mod distribution;
 mod exit;
+mod hook;
 pub mod paths;
 pub mod policy;
 mod record;

@@ -5,6 +5,7 @@ pub mod audit;
 pub mod check;
 pub mod demo;
 pub mod distribute;
+pub mod hook;
 pub mod plugin;
 pub mod policy;
 pub mod proxy;

@@ -1,5 +1,5 @@
-//! The gating core that `run` (`acp::client`), `proxy` (`acp::proxy`) and `hook` (`crate::hook`)
-//! share: a request in (a permission request, or a gated `fs/*` / `terminal/create` call, read
+//! The gating core that `run` (`acp::client`), `proxy` (`acp::proxy`) and `hook` (the agents'
+//! own hooks) share: a request in (a permission request, or a gated `fs/*` / `terminal/create` call, read
 //! with what the [`ToolCallTracker`] knows of its tool call, or a mode switch), the [`Chain`]'s
 //! decision, the record (audit log first, then the output), and a typed reply to the agent. The
 //! front ends keep only what differs: `run` settles asks and carries out the calls it allowed;

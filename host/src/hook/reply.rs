@@ -22,10 +22,8 @@
 use serde_json::{Value, json};
 
 use super::decide::Told;
+use crate::exit;
 use crate::request::hook::{Agent, HookEvent};
-
-/// Exit code 2: a block, for the agents that read exit codes.
-const BLOCK: u8 = 2;
 
 /// Where a hook's answer goes: its stdout, its stderr, its exit code.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,7 +134,7 @@ pub fn block(shape: Shape<'_>, reason: &str) -> HookReply {
         _ => HookReply {
             stdout: String::new(),
             stderr: format!("{reason}\n"),
-            code: BLOCK,
+            code: exit::HOOK_BLOCKED,
         },
     }
 }

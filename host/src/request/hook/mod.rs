@@ -108,49 +108,36 @@ impl HookCall {
         let Some(payload) = payload.as_object() else {
             bail!("the hook's input is not a JSON object");
         };
-        let fields = match agent {
+        let read = match agent {
             Agent::Claude => claude::read(payload)?,
             Agent::Codex => codex::read(payload)?,
             Agent::Gemini => gemini::read(payload)?,
             Agent::Copilot => copilot::read(payload)?,
         };
-        let Fields {
-            event,
-            event_name,
-            snake_case,
-            session_id,
-            tool_use_id,
-            tool_name,
-            cwd,
-            mode,
-            tool_input,
-            declared_kind,
-        } = fields;
-        if tool_name.trim().is_empty() {
+        if read.tool_name.trim().is_empty() {
             bail!("the hook's input names no tool");
         }
-        let cwd = cwd.map(PathBuf::from);
+        let cwd = read.cwd.map(PathBuf::from);
         if let Some(cwd) = cwd.as_ref().filter(|cwd| !cwd.is_absolute()) {
             bail!("the hook's `cwd` must be absolute, not `{}`", cwd.display());
         }
-        let mode = mode.filter(|mode| mode != STARTING_MODE);
         let params = twin(
-            &session_id,
-            &tool_use_id,
-            &tool_name,
-            tool_input,
-            declared_kind,
+            &read.session_id,
+            &read.tool_use_id,
+            &read.tool_name,
+            read.tool_input,
+            read.declared_kind,
         );
         Ok(HookCall {
             agent,
-            event,
-            event_name,
-            snake_case,
-            session_id,
-            tool_use_id,
-            tool_name,
+            event: read.event,
+            event_name: read.event_name,
+            snake_case: read.snake_case,
+            session_id: read.session_id,
+            tool_use_id: read.tool_use_id,
+            tool_name: read.tool_name,
             cwd,
-            mode,
+            mode: read.mode.filter(|mode| mode != STARTING_MODE),
             params,
         })
     }

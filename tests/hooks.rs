@@ -30,9 +30,9 @@ fn hook(sandbox: &Sandbox, agent: &str, args: &[&str], payload: &str) -> Output 
     sandbox.run(&[&["hook", agent][..], args].concat(), payload)
 }
 
-/// The audit log's lines.
-fn audit(sandbox: &Sandbox) -> Vec<Value> {
-    let path = sandbox.home.join(".local/state/acp-gate/audit.jsonl");
+/// The lines of a JSON Lines file in the state directory.
+fn state_lines(sandbox: &Sandbox, name: &str) -> Vec<Value> {
+    let path = sandbox.home.join(".local/state/acp-gate").join(name);
     std::fs::read_to_string(&path)
         .unwrap_or_default()
         .lines()
@@ -40,14 +40,9 @@ fn audit(sandbox: &Sandbox) -> Vec<Value> {
         .collect()
 }
 
-/// The escalations kept for an orchestrator.
-fn escalations(sandbox: &Sandbox) -> Vec<Value> {
-    let path = sandbox.home.join(".local/state/acp-gate/escalations.jsonl");
-    std::fs::read_to_string(&path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+/// The audit log's lines.
+fn audit(sandbox: &Sandbox) -> Vec<Value> {
+    state_lines(sandbox, "audit.jsonl")
 }
 
 /// The answer on stdout, parsed (`null` when empty).
@@ -229,7 +224,7 @@ fn each_agent_is_answered_in_its_own_shape_and_exit_code() {
     assert_eq!(decision(&vscode), "allow");
 
     // Every escalation is kept for an orchestrator, as `run --non-interactive`'s are.
-    let kept = escalations(&sandbox);
+    let kept = state_lines(&sandbox, "escalations.jsonl");
     let tools: Vec<&str> = kept.iter().filter_map(|e| e["tool"].as_str()).collect();
     for tool in [
         "WebFetch",

@@ -423,9 +423,39 @@ paths = ["config/secrets/**"]
     assert_eq!(decision(told.clone()), "deny", "{told}");
 }
 
-/// A scratch home holding settings files, and `hook install ARGS` run against it.
+/// A scratch home holding settings files, and `hook ARGS` run against it (never against the
+/// settings directories the agents' variables name outside it).
 fn install(sandbox: &Sandbox, args: &[&str]) -> Output {
-    sandbox.run(&[&["hook"][..], args].concat(), "")
+    let mut command = sandbox.command(&[&["hook"][..], args].concat());
+    for var in ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME"] {
+        command.env_remove(var);
+    }
+    pipe(&mut command, "")
+}
+
+#[test]
+fn an_empty_settings_directory_variable_means_the_agents_default() {
+    let sandbox = Sandbox::new();
+    for (agent, var, file) in [
+        ("claude", "CLAUDE_CONFIG_DIR", ".claude/settings.json"),
+        ("codex", "CODEX_HOME", ".codex/config.toml"),
+        ("copilot", "COPILOT_HOME", ".copilot/hooks/acp-gate.json"),
+    ] {
+        let output = sandbox
+            .command(&["hook", "install", agent])
+            .env(var, "")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{agent}: {}", stderr(&output));
+        assert!(sandbox.home.join(file).is_file(), "{agent}: no {file}");
+    }
+    // Nothing written where the command ran.
+    assert!(
+        std::fs::read_dir(&sandbox.workspace)
+            .unwrap()
+            .next()
+            .is_none()
+    );
 }
 
 #[test]

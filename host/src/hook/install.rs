@@ -137,9 +137,9 @@ fn home() -> Result<PathBuf> {
         .context("$HOME is not set")
 }
 
-/// `$VAR`, else `~/DEFAULT`.
+/// `$VAR`, else `~/DEFAULT` (an empty `$VAR` too: it would write into the current directory).
 fn dir_or_home(var: &str, default: &str) -> Result<PathBuf> {
-    match std::env::var_os(var) {
+    match std::env::var_os(var).filter(|dir| !dir.is_empty()) {
         Some(dir) => Ok(dir.into()),
         None => Ok(home()?.join(default)),
     }

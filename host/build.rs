@@ -3,16 +3,20 @@
 //!
 //! The plugins are a workspace of their own; this script runs a nested `cargo build` for them in
 //! a target directory of their own (so it never waits on the outer build's lock) and writes
-//! `builtins.rs`, a table of `(name, component, compiled)` that `host/src/builtin.rs` includes.
+//! `builtins.rs`, a table of `(name, component, compiled, sha256)` that `host/src/builtin.rs`
+//! includes (the sha256 computed here, so that a start does not hash the components again).
 //! Compiled here, the built-ins depend on no file outside the binary and cost no compile at
 //! start. (wasmtime is a build dependency with the binary's own features and profile, so cargo
 //! builds it once for both: see the workspace's `Cargo.toml`.)
 
 #[path = "src/runtime/engine.rs"]
+#[allow(dead_code)] // the binary's other ways of allocating instances
 mod engine;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use sha2::Digest;
 
 /// `builtin:NAME` -> crate name in `plugins/`.
 const BUILTINS: &[&str] = &[
@@ -78,8 +82,11 @@ fn main() {
 
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
     let engine = native_engine();
-    let mut table = String::from("pub(crate) const EMBEDDED: &[(&str, &[u8], &[u8])] = &[\n");
-    for name in BUILTINS {
+    let mut table =
+        String::from("pub(crate) static EMBEDDED: &[(&str, &[u8], &[u8], &str)] = &[\n");
+    // Native code on pages of its own: a process deciding one request runs it where it lies.
+    let mut pages = String::new();
+    for (index, name) in BUILTINS.iter().enumerate() {
         let built = target_dir
             .join("wasm32-wasip2/release")
             .join(format!("{}.wasm", name.replace('-', "_")));
@@ -94,15 +101,27 @@ fn main() {
         for (extension, contents) in [("wasm", &bytes), ("cwasm", &compiled)] {
             let embedded = out_dir.join(format!("{name}.{extension}"));
             std::fs::write(&embedded, contents).unwrap();
-            row.push_str(&format!(
-                ", include_bytes!({:?})",
-                embedded.display().to_string()
-            ));
+            let included = format!("include_bytes!({:?})", embedded.display().to_string());
+            if extension == "wasm" {
+                row.push_str(&format!(", {included}"));
+            } else {
+                row.push_str(&format!(", &COMPILED_{index}.0"));
+                pages.push_str(&format!(
+                    "static COMPILED_{index}: PageAligned<[u8; {}]> = PageAligned(*{included});\n",
+                    contents.len()
+                ));
+            }
         }
+        let digest: String = sha2::Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        row.push_str(&format!(", {digest:?}"));
         table.push_str(&row);
         table.push_str("),\n");
     }
     table.push_str("];\n");
+    table.push_str(&pages);
     std::fs::write(out_dir.join("builtins.rs"), table).unwrap();
 }
 
@@ -113,7 +132,7 @@ fn native_engine() -> Option<wasmtime::Engine> {
     if std::env::var("TARGET").ok() != std::env::var("HOST").ok() {
         return None;
     }
-    wasmtime::Engine::new(&engine::config(true))
+    wasmtime::Engine::new(&engine::config(engine::Instances::Pooled))
         .inspect_err(|e| {
             println!(
                 "cargo:warning=the built-in plugins are not compiled ahead ({e:#}): the binary \

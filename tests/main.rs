@@ -9,6 +9,7 @@ mod config;
 mod corpus;
 mod distribution;
 mod examples;
+mod hooks;
 mod orchestrator;
 mod plugin_cmd;
 mod policy_formats;

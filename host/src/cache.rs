@@ -9,6 +9,10 @@
 //! atomically (temp file, then rename); the user's cache directory is among the path
 //! validator's protected paths, and an org's cache (`[settings] cache_dir`) is only read.
 //! The built-in plugins never come from here: their native code is in the binary.
+//!
+//! Beside the compiled plugins, the cache keeps small records by key ([`CompileCache::kept`]:
+//! what a plugin's `prepare` said of a config, see `runtime::prepare`), in the user's cache
+//! only.
 
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
@@ -117,6 +121,29 @@ impl CompileCache {
     pub fn get(&self, digest: &str) -> Option<Component> {
         let (path, writable) = self.entry(digest)?;
         self.read_reporting(&path, digest, writable)
+    }
+
+    /// The record kept under `key` for this engine, if there is one.
+    pub fn kept(&self, key: &str) -> Option<Vec<u8>> {
+        std::fs::read(self.record_path(key)?).ok()
+    }
+
+    /// Keeps `record` under `key` for this engine (atomically); a cache that cannot be written
+    /// only costs the work again at the next load (`plugin precompile` says so).
+    pub fn keep(&self, key: &str, record: &[u8]) {
+        let Some(path) = self.record_path(key) else {
+            return;
+        };
+        if let Err(error) = crate::state::write_atomically(&path, record)
+            && self.dirs.precompile
+        {
+            eprintln!("acp-gate: {error:#}");
+        }
+    }
+
+    fn record_path(&self, key: &str) -> Option<PathBuf> {
+        let dir = self.dirs.writable.as_ref()?;
+        Some(dir.join(format!("{key}-{}.json", self.engine_key)))
     }
 
     /// Where the entry for `digest` is, and whether it may be written; `None` without a cache.

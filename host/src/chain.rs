@@ -15,11 +15,14 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
-use crate::config::{Control, HandlerSpec, Policy, Tier};
+use crate::config::{Control, HandlerSpec, PluginRef, Policy, Tier};
 use crate::distribution::{Reach, Trust};
 use crate::request::{OptionKind, PermissionOption, SessionContext, ToolKind, ToolRequest};
 use crate::resolve::{Resolved, resolve};
-use crate::runtime::{Batch, Failure, LoadedPlugin, Ruling, Runtime};
+use crate::runtime::load::component_digest;
+use crate::runtime::{
+    Batch, Failure, FromCache, Interest, LoadedPlugin, PrepareKey, Ruling, Runtime,
+};
 use crate::shorthand;
 use crate::verdict::Verdict;
 
@@ -154,7 +157,18 @@ impl Combiner {
 /// A handler ready to run: its spec and its loaded plugin (or why it failed to load).
 struct Handler {
     spec: HandlerSpec,
-    plugin: Result<LoadedPlugin, Failure>,
+    plugin: Plugin,
+}
+
+/// A handler's plugin, as the chain holds it.
+enum Plugin {
+    Loaded(LoadedPlugin),
+    /// It failed to load: its `on_error` verdict counts on every request it applies to.
+    Failed(Failure),
+    /// Not loaded: a chain loaded for some requests only ([`Chain::load_for`]) leaves out the
+    /// handlers no such request is for, as its `applies_to` says (no interest known), or as
+    /// the interest its plugin declared for its config says (kept from an earlier load).
+    Unneeded(Option<Interest>),
 }
 
 /// The loaded policy: every handler's plugin pre-linked, ready to decide.
@@ -181,24 +195,44 @@ impl Chain {
         policy: Policy,
         test_ctx: &SessionContext,
     ) -> Result<Chain> {
+        Chain::load_for(runtime, policy, test_ctx, None).await
+    }
+
+    /// [`Chain::load`], for `requests` only when given (a process that decides those and
+    /// exits): a handler that would abstain on every one of them unseen is not loaded. That
+    /// is one none of them is of a kind of its `applies_to`, or (when an earlier load kept
+    /// what its plugin's `prepare` said, for the same plugin, config, grants and places) one
+    /// outside the interest its plugin declared. A handler with inline tests is loaded
+    /// either way (its tests run). Deciding a request it left out of is a refusal, never a
+    /// guess: the handler counts as failed.
+    pub async fn load_for(
+        runtime: Arc<Runtime>,
+        policy: Policy,
+        test_ctx: &SessionContext,
+        requests: Option<&[ToolRequest]>,
+    ) -> Result<Chain> {
         let mut notices = policy.notices;
         notices.extend(runtime.notice.clone());
         let mut handlers = Vec::new();
         for spec in policy.handlers {
-            let plugin = match load_plugin(&runtime, &spec, policy.trust.as_ref()).await {
-                Ok((plugin, resolved)) => {
-                    let (config, places) = (&spec.config_json, test_ctx);
-                    // A managed install's org handlers run no code from the user's cache.
-                    let cached = !(spec.tier == Tier::Org && policy.cache_dir.is_some());
-                    let component = &resolved.component;
-                    (runtime.prepare(plugin, component, config, places, spec.limits, cached)).await
+            let only_for = requests.filter(|_| spec.tests.is_empty());
+            let applies = |r: &ToolRequest| {
+                (spec.applies_to.as_ref()).is_none_or(|kinds| kinds.contains(&r.kind))
+            };
+            let plugin = match only_for {
+                Some(requests) if !requests.iter().any(applies) => Plugin::Unneeded(None),
+                _ => {
+                    let trust = policy.trust.as_ref();
+                    let managed = policy.cache_dir.is_some();
+                    match load_handler(&runtime, &spec, trust, managed, test_ctx, only_for).await {
+                        Ok(plugin) => plugin,
+                        Err(error) => Plugin::Failed(Failure::Load(
+                            crate::config::place_config_error(&spec, &format!("{error:#}")),
+                        )),
+                    }
                 }
-                Err(error) => Err(error),
-            }
-            .map_err(|e| {
-                Failure::Load(crate::config::place_config_error(&spec, &format!("{e:#}")))
-            });
-            if let Err(Failure::Load(error)) = &plugin {
+            };
+            if let Plugin::Failed(Failure::Load(error)) = &plugin {
                 notices.push(format!(
                     "handler `{}` ({}:{}) failed to load and counts as {:?} on every request: {error}",
                     spec.name,
@@ -316,11 +350,20 @@ impl Chain {
     ) -> HandlerTrace {
         let spec = &handler.spec;
         let (outcome, logs, elapsed) = match &handler.plugin {
-            Err(load_error) => (Err(load_error.clone()), Vec::new(), 0),
+            Plugin::Failed(load_error) => (Err(load_error.clone()), Vec::new(), 0),
             // Outside what its `prepare` declared at load: it would abstain (the default
             // chain's empty org-policy on anything, the path validator without paths).
-            Ok(plugin) if !plugin.interest.covers(request) => (Ok(Ruling::ABSTAIN), Vec::new(), 0),
-            Ok(plugin) => {
+            Plugin::Loaded(plugin) if !plugin.interest.covers(request) => {
+                (Ok(Ruling::ABSTAIN), Vec::new(), 0)
+            }
+            Plugin::Unneeded(Some(interest)) if !interest.covers(request) => {
+                (Ok(Ruling::ABSTAIN), Vec::new(), 0)
+            }
+            Plugin::Unneeded(_) => {
+                let why = "not loaded: the chain was loaded for other requests".to_owned();
+                (Err(Failure::Load(why)), Vec::new(), 0)
+            }
+            Plugin::Loaded(plugin) => {
                 let evaluation = batch
                     .evaluate(plugin, request, &spec.config_json, spec.limits)
                     .await;
@@ -369,6 +412,20 @@ pub async fn load_plugin(
     spec: &HandlerSpec,
     trust: Option<&Trust>,
 ) -> Result<(LoadedPlugin, Resolved)> {
+    let (label, resolved) = resolve_plugin(spec, trust).await?;
+    let digest = component_digest(&resolved.component);
+    let plugin = runtime.load_digested(
+        &label,
+        &resolved.component,
+        digest,
+        spec.sha256.as_deref(),
+        &spec.grants,
+    )?;
+    Ok((plugin, resolved))
+}
+
+/// A handler's plugin fetched and checked against the trust policy, and its label.
+async fn resolve_plugin(spec: &HandlerSpec, trust: Option<&Trust>) -> Result<(String, Resolved)> {
     let label = format!("plugin `{}` of handler `{}`", spec.plugin, spec.name);
     // A project's file comes with the repository: it never makes acp-gate go to a registry.
     let reach = match spec.tier {
@@ -378,13 +435,55 @@ pub async fn load_plugin(
     let resolved = resolve(&spec.plugin, trust, reach)
         .await
         .with_context(|| label.clone())?;
-    let plugin = runtime.load(
-        &label,
-        &resolved.component,
-        spec.sha256.as_deref(),
-        &spec.grants,
-    )?;
-    Ok((plugin, resolved))
+    Ok((label, resolved))
+}
+
+/// A handler's plugin fetched, loaded and prepared for its config in the places of `ctx`;
+/// or, for a chain loaded for `only_for`, left out when what an earlier load kept of its
+/// preparation says it would abstain on each of them. `managed`: a managed install, whose
+/// org handlers run no code from, and take nothing kept in, the user's cache; nor does a
+/// built-in plugin take what its `prepare` said from there (nothing an agent could write may
+/// skip its checks).
+async fn load_handler(
+    runtime: &Runtime,
+    spec: &HandlerSpec,
+    trust: Option<&Trust>,
+    managed: bool,
+    ctx: &SessionContext,
+    only_for: Option<&[ToolRequest]>,
+) -> Result<Plugin> {
+    let from_cache = match &spec.plugin {
+        _ if spec.tier == Tier::Org && managed => FromCache::Nothing,
+        PluginRef::Builtin(_) => FromCache::Snapshot,
+        _ => FromCache::All,
+    };
+    let (label, resolved) = resolve_plugin(spec, trust).await?;
+    let component = &resolved.component;
+    let digest = component_digest(component);
+    let key = PrepareKey::new(&digest, &spec.grants, &spec.config_json, ctx);
+    let pinned = spec
+        .sha256
+        .as_deref()
+        .is_none_or(|pin| pin.eq_ignore_ascii_case(&digest));
+    if let (Some(requests), FromCache::All, true) = (only_for, from_cache, pinned)
+        && let Some(kept) = runtime.kept_preparation(&key)
+        && !requests.iter().any(|r| kept.interest.covers(r))
+    {
+        return Ok(Plugin::Unneeded(Some(kept.interest)));
+    }
+    let pin = spec.sha256.as_deref();
+    let plugin = runtime.load_digested(&label, component, digest, pin, &spec.grants)?;
+    let config = &spec.config_json;
+    let prepared = runtime.prepare(
+        plugin,
+        component,
+        config,
+        ctx,
+        &key,
+        spec.limits,
+        from_cache,
+    );
+    Ok(Plugin::Loaded(prepared.await?))
 }
 
 #[cfg(test)]

@@ -53,6 +53,10 @@ enum Command {
     /// Inspect, validate, hash, test and create plugin components.
     #[command(subcommand)]
     Plugin(cmd::plugin::PluginCommand),
+    /// Be the hook of Claude Code, Codex, Gemini CLI or GitHub Copilot CLI: the same chain
+    /// decides their tool calls (docs/hooks.md).
+    #[command(subcommand)]
+    Hook(cmd::hook::HookCommand),
 }
 
 /// Parses the command line, runs the command on an async runtime, and returns its exit code.
@@ -83,10 +87,12 @@ pub fn main() -> ExitCode {
         // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // One hook call is one decision: no worker threads to start for it.
+    let mut builder = match &cli.command {
+        Command::Hook(hook) if hook.is_one_call() => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("acp-gate: cannot start the async runtime: {error}");
@@ -105,6 +111,7 @@ pub fn main() -> ExitCode {
             Command::DemoAgent { script } => cmd::demo::agent(&script).await,
             Command::Plugin(command) => cmd::plugin::plugin(command).await,
             Command::Policy(command) => cmd::policy::policy(command).await,
+            Command::Hook(command) => cmd::hook::hook(command).await,
         }
     });
     // A read of stdin still blocked in tokio's pool (the proxy's editor side) must not hold

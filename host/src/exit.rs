@@ -6,6 +6,9 @@ pub const OK: u8 = 0;
 pub const ERROR: u8 = 1;
 /// Bad command-line usage (clap's own code).
 pub const USAGE: u8 = 2;
+/// `hook AGENT`: the call is blocked, acp-gate could not decide it (the code Claude Code, Codex
+/// and Gemini CLI read as a block, the reason on stderr).
+pub const HOOK_BLOCKED: u8 = 2;
 /// `run`: at least one ask had nobody to answer it; it was rejected and an escalation record
 /// was printed.
 pub const ESCALATED: u8 = 3;

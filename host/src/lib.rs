@@ -32,6 +32,7 @@ pub mod config;
 mod digest;
 mod distribution;
 mod exit;
+mod hook;
 pub mod paths;
 pub mod policy;
 mod record;
@@ -52,8 +53,8 @@ use anyhow::Result;
 use crate::cache::{CacheDirs, CompileCache, Managed};
 use crate::chain::Chain;
 use crate::config::{LayerPaths, PluginRef, Tier};
-use crate::request::SessionContext;
-use crate::runtime::Runtime;
+use crate::request::{SessionContext, ToolRequest};
+use crate::runtime::{Runtime, Serving};
 
 /// Where a command finds its policy.
 #[derive(Debug, Clone, Default)]
@@ -68,9 +69,36 @@ pub struct LoadOptions {
     pub permission_policy: Option<String>,
 }
 
+impl LoadOptions {
+    /// Where a command's policy comes from, from its arguments.
+    pub fn from_args(policy: &args::PolicyArgs) -> Result<LoadOptions> {
+        Ok(LoadOptions {
+            handlers: policy.handlers.clone(),
+            org_handlers: policy.org_handlers.clone(),
+            workspace: policy.workspace()?,
+            permission_policy: policy.permission_policy.clone(),
+        })
+    }
+}
+
 /// Reads the layered `handlers.toml` files (or the built-in default chain), loads every plugin
 /// and runs the inline tests: the one way every command gets its [`Chain`].
 pub async fn load_chain(options: &LoadOptions) -> Result<Chain> {
+    load(options, Serving::Many, None).await
+}
+
+/// [`load_chain`] for a process that decides `requests` and exits (a hook call): the runtime
+/// is set up for one request, and a handler that would abstain on each of them unseen is not
+/// loaded ([`Chain::load_for`]). The chain decides those requests as the whole one does.
+pub async fn load_chain_for(options: &LoadOptions, requests: &[ToolRequest]) -> Result<Chain> {
+    load(options, Serving::One, Some(requests)).await
+}
+
+async fn load(
+    options: &LoadOptions,
+    serving: Serving,
+    requests: Option<&[ToolRequest]>,
+) -> Result<Chain> {
     let mut layers = LayerPaths::discover(
         options.org_handlers.as_deref(),
         options.handlers.as_deref(),
@@ -92,11 +120,12 @@ pub async fn load_chain(options: &LoadOptions) -> Result<Chain> {
             })
             .collect(),
     });
-    let runtime = Runtime::with_cache(CacheDirs {
+    let dirs = CacheDirs {
         writable: CompileCache::default_dir(),
         managed,
         precompile: false,
-    })?;
+    };
+    let runtime = Runtime::serving(dirs, serving)?;
     let ctx = SessionContext::for_workspace("inline-test", &options.workspace);
-    Chain::load(runtime, policy, &ctx).await
+    Chain::load_for(runtime, policy, &ctx, requests).await
 }

@@ -26,6 +26,8 @@ pub enum ResolvedBy {
     Granted,
     /// The editor, for `proxy`: its user answered in its own approval UI.
     Editor,
+    /// The agent, for `hook`: an ask passed on to its own prompt, answered by its user there.
+    Agent,
 }
 
 impl ResolvedBy {
@@ -38,6 +40,7 @@ impl ResolvedBy {
             ResolvedBy::Cancelled => "cancelled",
             ResolvedBy::Granted => "granted",
             ResolvedBy::Editor => "editor",
+            ResolvedBy::Agent => "agent",
         }
     }
 

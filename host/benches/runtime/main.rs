@@ -21,6 +21,9 @@
 //!   permission requests in one `acp-gate run` (and over its first 10,000: the pool warming up).
 //! - `heavy`: the JavaScript and Python example plugins: fresh against reused instance per
 //!   decision, and the compile cache (first load against the second).
+//! - `hooks`: `acp-gate hook claude` as the process an agent starts per tool call, against a
+//!   bash hook that only prints a fixed answer (and beside a `jq` hook and `acp-gate check`);
+//!   `acp-gate hook serve` answering the same call over HTTP, per call (p50, p99).
 //!
 //! With `--json FILE`, FILE gets one JSON object per comparison, one per line: `name`, `unit`,
 //! `ours`, `baseline` (medians), `ours_p10`, `ours_p90`, `baseline_p10`, `baseline_p90`,
@@ -33,6 +36,7 @@
 //! (`--peak-rss FILE COMMAND...`).
 
 mod agent;
+mod hooks;
 mod native;
 mod policy;
 mod processes;
@@ -47,7 +51,7 @@ use serde_json::{Value, json};
 use acp_gate::request::{SessionContext, ToolRequest};
 use acp_gate::runtime::Runtime;
 
-const SECTIONS: [&str; 8] = [
+const SECTIONS: [&str; 9] = [
     "instances",
     "decision",
     "policy",
@@ -56,6 +60,7 @@ const SECTIONS: [&str; 8] = [
     "load",
     "memory",
     "heavy",
+    "hooks",
 ];
 
 /// Set (to anything) to make this binary the agent (agent.rs).
@@ -155,6 +160,9 @@ async fn bench(args: Args) -> Result<()> {
     }
     if args.runs("heavy") {
         sandbox::heavy(&fixture, &mut report).await?;
+    }
+    if args.runs("hooks") {
+        hooks::hooks(&fixture, &mut report)?;
     }
     report.finish(args.json.as_deref())
 }

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use acp_gate::builtin;
 use acp_gate::config::PluginRef;
 use acp_gate::request::{SessionContext, ToolRequest};
-use acp_gate::runtime::{Limits, LoadedPlugin, Runtime};
+use acp_gate::runtime::{FromCache, Limits, LoadedPlugin, PrepareKey, Runtime};
 
 use crate::native::{self, to_plugin_request};
 use crate::{
@@ -238,9 +238,20 @@ pub async fn prepared(fixture: &Fixture, config: &str) -> Result<LoadedPlugin> {
     let grants = native::builtin_grants(ORG_POLICY)?;
     let plugin = fixture.runtime.load(ORG_POLICY, bytes, None, &grants)?;
     let context = SessionContext::for_workspace("bench", &fixture.workspace);
+    let digest = builtin::sha256(bytes).context("org-policy's sha256 is built in")?;
+    let key = PrepareKey::new(digest, &grants, config, &context);
     let started = Instant::now();
+    // As a chain prepares a built-in: its snapshot from the cache, its `prepare` run again.
     let plugin = (fixture.runtime)
-        .prepare(plugin, bytes, config, &context, Limits::default(), true)
+        .prepare(
+            plugin,
+            bytes,
+            config,
+            &context,
+            &key,
+            Limits::default(),
+            FromCache::Snapshot,
+        )
         .await?;
     println!(
         "org-policy prepared for a config of {} KiB in {:.0?} (once per load; its snapshot compiled once per machine)",

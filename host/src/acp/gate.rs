@@ -1,14 +1,16 @@
-//! The gating core that `run` (`acp::client`) and `proxy` (`acp::proxy`) share: a
-//! request in (a permission request, or a gated `fs/*` / `terminal/create` call, read with what
-//! the [`ToolCallTracker`] knows of its tool call, or a mode switch), the [`Chain`]'s decision, the record (audit
-//! log first, then the output), and a typed reply to the agent. The front ends keep only what
-//! differs: `run` settles asks and carries out the calls it allowed; `proxy` holds asks for the
-//! editor, forwards and cancels.
+//! The gating core that `run` (`acp::client`), `proxy` (`acp::proxy`) and `hook` (the agents'
+//! own hooks) share: a request in (a permission request, or a gated `fs/*` / `terminal/create` call, read
+//! with what the [`ToolCallTracker`] knows of its tool call, or a mode switch), the [`Chain`]'s
+//! decision, the record (audit log first, then the output), and a typed reply to the agent. The
+//! front ends keep only what differs: `run` settles asks and carries out the calls it allowed;
+//! `proxy` holds asks for the editor, forwards and cancels; `hook` answers in the agent's own
+//! hook output (it records with [`Gate::record`] and replies in its own terms).
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use agent_client_protocol::{Error, ErrorCode};
+use anyhow::Result;
 use serde_json::{Value, json};
 
 use super::calls::{self, Call};
@@ -136,6 +138,9 @@ pub enum Answer {
     Refused(String),
     /// A switch the agent made by itself: judged after the fact, and what acp-gate did.
     Reported(String),
+    /// An ask passed on to the agent's own prompt (a hook's `ask`): its user answers there,
+    /// where acp-gate does not see the answer.
+    PassedOn,
 }
 
 /// What the agent is sent once the decision is recorded.
@@ -191,7 +196,7 @@ impl Answer {
                 _ => None,
             },
             Answer::Denied { .. } | Answer::Refused(_) => Some(false),
-            Answer::Cancelled | Answer::Reported(_) => None,
+            Answer::Cancelled | Answer::Reported(_) | Answer::PassedOn => None,
         }
     }
 
@@ -210,6 +215,7 @@ impl Answer {
             Answer::Cancelled => "cancelled".to_owned(),
             Answer::Refused(why) => format!("refused: {why}"),
             Answer::Reported(action) => format!("reported: {action}"),
+            Answer::PassedOn => "ask".to_owned(),
         }
     }
 
@@ -219,6 +225,13 @@ impl Answer {
             _ => None,
         }
     }
+}
+
+/// What [`Gate::record`] kept of a decision besides the audit line.
+#[derive(Debug)]
+pub struct Recorded {
+    /// The id of the escalation record kept for an orchestrator (`run --session`, `hook`).
+    pub escalation: Option<String>,
 }
 
 /// The error a call is refused with when its decision could not be recorded.
@@ -241,8 +254,9 @@ pub struct Gate {
     /// Set when the agent sent something acp-gate could not gate (an unreadable request, a
     /// protocol version it does not speak).
     ungated: AtomicBool,
-    /// `run`'s named session, escalations and grants.
-    orchestration: Option<Orchestration>,
+    /// `run`'s named session, escalations and grants; a hook's escalations, kept from its
+    /// first one on ([`Gate::keep_escalations`]).
+    orchestration: OnceLock<Orchestration>,
 }
 
 impl Gate {
@@ -259,20 +273,30 @@ impl Gate {
             tally: Tally::default(),
             unrecorded: AtomicBool::new(false),
             ungated: AtomicBool::new(false),
-            orchestration: None,
+            orchestration: OnceLock::new(),
         }
     }
 
     /// The gate of a `run` whose escalations are kept, and grants given, for an orchestrator.
     pub fn orchestrated(self, orchestration: Orchestration) -> Gate {
         Gate {
-            orchestration: Some(orchestration),
+            orchestration: OnceLock::from(orchestration),
             ..self
         }
     }
 
     pub fn orchestration(&self) -> Option<&Orchestration> {
-        self.orchestration.as_ref()
+        self.orchestration.get()
+    }
+
+    /// Keeps escalation records from now on, in the orchestration `open` makes, unless the
+    /// gate keeps them already: a hook opens the state directory only when it escalates.
+    pub fn keep_escalations(&self, open: impl FnOnce() -> Result<Orchestration>) -> Result<()> {
+        if self.orchestration.get().is_none() {
+            // Two first escalations at once keep the one set first: the same files either way.
+            let _ = self.orchestration.set(open()?);
+        }
+        Ok(())
     }
 
     pub fn audit_path(&self) -> &std::path::Path {
@@ -387,45 +411,13 @@ impl Gate {
         self.ungated.store(true, Ordering::Relaxed);
     }
 
-    /// Records how `judged` was answered (the audit log first: an unrecorded decision is not
-    /// made), shows it, emits the escalation record when nobody could be asked, and returns
-    /// what the agent is sent.
+    /// Records how `judged` was answered, then returns what the agent is sent (see
+    /// [`Gate::record`]).
     pub fn conclude(&self, judged: &Judged, answer: Answer, by: ResolvedBy) -> Reply {
-        let Judged {
-            request, decision, ..
-        } = judged;
-        let recorded = by.annotate(&answer.word(), answer.message());
-        let allowed = answer.allows(request);
-        if let Err(error) = self.audit.record(request, decision, &recorded, allowed) {
-            self.output.error(&format!("{error:#}"));
-            self.unrecorded.store(true, Ordering::Relaxed);
+        if self.record(judged, &answer, by).is_none() {
             return Reply::Error(unrecorded());
         }
-        let word = answer.word();
-        if allowed == Some(true) {
-            self.note_mode(judged, &answer);
-        }
-        let counter = match (allowed, &answer) {
-            (Some(true), _) => Some(&self.tally.allowed),
-            (Some(false), _) => Some(&self.tally.denied),
-            (None, Answer::Cancelled) => Some(&self.tally.cancelled),
-            (None, _) => None,
-        };
-        if let Some(counter) = counter {
-            counter.fetch_add(1, Ordering::Relaxed);
-        }
-        self.output.decision(request, decision, by, &word);
-        if by == ResolvedBy::Escalated {
-            self.tally.escalated.fetch_add(1, Ordering::Relaxed);
-            let input = judged.input();
-            let mut escalation = Escalation::new(request, decision, &word, &input);
-            if let Some(orchestration) = &self.orchestration
-                && let Err(error) = orchestration.escalated(&mut escalation, request)
-            {
-                self.output.error(&format!("{error:#}"));
-            }
-            self.output.escalation(&escalation);
-        }
+        let decision = &judged.decision;
         let is_call = judged.asked.is_call();
         match answer {
             Answer::Selected { option, message } => {
@@ -440,13 +432,59 @@ impl Gate {
             Answer::Relayed(outcome) => Reply::Outcome(json!({ "outcome": outcome })),
             Answer::Cancelled if is_call => Reply::Error(Error::request_cancelled()),
             Answer::Cancelled => Reply::Outcome(json!({ "outcome": { "outcome": "cancelled" } })),
-            Answer::Allowed | Answer::Reported(_) => Reply::Proceed,
+            // Only a hook passes an ask on, and it answers in its own terms.
+            Answer::Allowed | Answer::Reported(_) | Answer::PassedOn => Reply::Proceed,
             Answer::Denied { message } => Reply::Error(calls::denial(decision, message.as_deref())),
             Answer::Refused(why) => Reply::Error(Error::new(
                 ErrorCode::from(calls::DENIED),
                 format!("acp-gate: {why}"),
             )),
         }
+    }
+
+    /// Records how `judged` was answered (the audit log first: an unrecorded decision is not
+    /// made), shows it, and keeps the escalation record when nobody could be asked: what
+    /// every front end does with a decision before answering in its own terms. `None` when
+    /// it could not be recorded (it is then refused).
+    pub fn record(&self, judged: &Judged, answer: &Answer, by: ResolvedBy) -> Option<Recorded> {
+        let Judged {
+            request, decision, ..
+        } = judged;
+        let recorded = by.annotate(&answer.word(), answer.message());
+        let allowed = answer.allows(request);
+        if let Err(error) = self.audit.record(request, decision, &recorded, allowed) {
+            self.output.error(&format!("{error:#}"));
+            self.unrecorded.store(true, Ordering::Relaxed);
+            return None;
+        }
+        let word = answer.word();
+        if allowed == Some(true) {
+            self.note_mode(judged, answer);
+        }
+        let counter = match (allowed, &answer) {
+            (Some(true), _) => Some(&self.tally.allowed),
+            (Some(false), _) => Some(&self.tally.denied),
+            (None, Answer::Cancelled) => Some(&self.tally.cancelled),
+            (None, _) => None,
+        };
+        if let Some(counter) = counter {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+        self.output.decision(request, decision, by, &word);
+        let mut recorded = Recorded { escalation: None };
+        if by == ResolvedBy::Escalated {
+            self.tally.escalated.fetch_add(1, Ordering::Relaxed);
+            let input = judged.input();
+            let mut escalation = Escalation::new(request, decision, &word, &input);
+            if let Some(orchestration) = self.orchestration.get()
+                && let Err(error) = orchestration.escalated(&mut escalation, request)
+            {
+                self.output.error(&format!("{error:#}"));
+            }
+            self.output.escalation(&escalation);
+            recorded.escalation = escalation.id;
+        }
+        Some(recorded)
     }
 
     /// An allowed switch puts the session in its mode, so that the agent's report of it is

@@ -265,6 +265,7 @@ impl Output {
             ResolvedBy::Escalated => " (nobody to ask: rejected and escalated)".into(),
             ResolvedBy::Cancelled => " (the turn was cancelled)".into(),
             ResolvedBy::Editor => " (answered in the editor)".into(),
+            ResolvedBy::Agent => " (passed on to the agent's own prompt)".into(),
             ResolvedBy::Granted => " (granted by the orchestrator)".into(),
         };
         lines.push(format!(

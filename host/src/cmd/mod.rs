@@ -5,6 +5,7 @@ pub mod audit;
 pub mod check;
 pub mod demo;
 pub mod distribute;
+pub mod hook;
 pub mod plugin;
 pub mod policy;
 pub mod proxy;
@@ -16,12 +17,7 @@ use crate::args::PolicyArgs;
 
 /// Where a command's policy comes from, from its arguments.
 fn load_options(policy: &PolicyArgs) -> anyhow::Result<LoadOptions> {
-    Ok(LoadOptions {
-        handlers: policy.handlers.clone(),
-        org_handlers: policy.org_handlers.clone(),
-        workspace: policy.workspace()?,
-        permission_policy: policy.permission_policy.clone(),
-    })
+    LoadOptions::from_args(policy)
 }
 
 /// The runtime of a `plugin` command: compiled plugins cached in the user's cache.

@@ -14,6 +14,7 @@
 
 mod acp;
 mod gemini;
+pub mod hook;
 mod tool_call;
 
 use std::path::{Path, PathBuf};

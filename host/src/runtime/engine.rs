@@ -12,21 +12,40 @@ pub const POOL_INSTANCES: u32 = 128;
 /// given back to the kernel: more than a built-in's call writes.
 const KEEP_RESIDENT: usize = 256 << 10;
 
-/// The engine's configuration: async, epoch interruption, the component model, and either the
-/// instance pool (`pool`) or instances allocated one by one (where the pool's ~1 TiB of
-/// address space is refused).
-pub fn config(pool: bool) -> Config {
+/// Where a process's plugin instances come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Instances {
+    /// The instance pool, set up once: a process that decides many requests.
+    Pooled,
+    /// Allocated one by one, with the pool's memory reservations (the native code compiled for
+    /// the pool runs here too): a process that decides one request, for which setting up a
+    /// pool of 128 slots costs more than the decision.
+    OneByOne,
+    /// Allocated one by one without the 4 GiB reservation per memory, where the address space
+    /// for it is refused (`ulimit -v`): bounds are checked in code instead, so plugins compiled
+    /// for the pool must be compiled again.
+    Unreserved,
+}
+
+/// The engine's configuration: async, epoch interruption, the component model, and where
+/// instances come from (`instances`).
+pub fn config(instances: Instances) -> Config {
     let mut config = Config::new();
     config.epoch_interruption(true);
     config.wasm_component_model(true);
-    if pool {
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(instance_pool()));
-    } else {
-        // No 4 GiB reservation per memory either: bounds are checked in code instead.
-        config
-            .memory_reservation(0)
-            .memory_guard_size(0)
-            .memory_reservation_for_growth(0);
+    match instances {
+        Instances::Pooled => {
+            config.allocation_strategy(InstanceAllocationStrategy::Pooling(instance_pool()));
+        }
+        Instances::OneByOne => {
+            config.allocation_strategy(InstanceAllocationStrategy::OnDemand);
+        }
+        Instances::Unreserved => {
+            config
+                .memory_reservation(0)
+                .memory_guard_size(0)
+                .memory_reservation_for_growth(0);
+        }
     }
     config
 }

@@ -49,10 +49,10 @@ pub struct LoadedPlugin {
 }
 
 /// Which requests a plugin can have an opinion on (the WIT `interest`).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Interest {
     /// Only these kinds; `None`: any.
-    pub(super) kinds: Option<Vec<wit::types::ToolKind>>,
+    pub(super) kinds: Option<Vec<crate::request::ToolKind>>,
     /// Only requests with at least one path.
     pub(super) paths: bool,
 }
@@ -60,10 +60,9 @@ pub struct Interest {
 impl Interest {
     /// Whether a request of this plugin's interest: the others are abstained on unseen.
     pub fn covers(&self, request: &ToolRequest) -> bool {
-        let kind = wit::kind_to_wit(request.kind);
         self.kinds
             .as_ref()
-            .is_none_or(|kinds| kinds.contains(&kind))
+            .is_none_or(|kinds| kinds.contains(&request.kind))
             && (!self.paths || !request.paths.is_empty())
     }
 
@@ -269,7 +268,8 @@ impl Drop for Batch {
             }
             for used in used {
                 // A spare only while half the pool stays free for evaluations.
-                if lock(&used.spare).is_some()
+                if !runtime.spares
+                    || lock(&used.spare).is_some()
                     || runtime.slots.available_permits() < POOL_INSTANCES as usize / 2
                 {
                     continue;

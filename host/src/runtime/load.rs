@@ -20,7 +20,7 @@ impl Runtime {
     /// Compiles (or takes from the cache) and describes a component, without checking grants:
     /// what `acp-gate plugin inspect` shows.
     pub fn inspect(&self, label: &str, bytes: &[u8]) -> Result<ComponentInfo> {
-        let digest = sha256_hex(bytes);
+        let digest = component_digest(bytes);
         let component = self.compile(label, bytes, &digest)?;
         Ok(self.describe(&component, digest, bytes.len()))
     }
@@ -34,7 +34,18 @@ impl Runtime {
         pin: Option<&str>,
         grants: &BTreeSet<Grant>,
     ) -> Result<LoadedPlugin> {
-        let digest = sha256_hex(bytes);
+        self.load_digested(label, bytes, component_digest(bytes), pin, grants)
+    }
+
+    /// [`Runtime::load`] of a component whose sha256 ([`component_digest`]) is known.
+    pub fn load_digested(
+        &self,
+        label: &str,
+        bytes: &[u8],
+        digest: String,
+        pin: Option<&str>,
+        grants: &BTreeSet<Grant>,
+    ) -> Result<LoadedPlugin> {
         if let Some(pin) = pin
             && !pin.eq_ignore_ascii_case(&digest)
         {
@@ -108,9 +119,16 @@ impl Runtime {
         // native code is in the binary (`build.rs`), or, where that was compiled for another
         // engine (no instance pool here, another CPU), compiled in memory.
         if let Some(compiled) = builtin::compiled(bytes) {
-            // SAFETY: `compiled` is part of this binary: `build.rs` wrote it with
-            // `Engine::precompile_component`; wasmtime checks it matches this engine.
-            let ahead = unsafe { Component::deserialize(&self.engine, compiled) };
+            // SAFETY: `compiled` is part of this binary (static, never written): `build.rs`
+            // wrote it with `Engine::precompile_component`; wasmtime checks it matches this
+            // engine. In place, it starts on a page of its own (`builtin`), which the engine's
+            // code memory makes executable.
+            let ahead = match self.code_in_place {
+                true => unsafe {
+                    Component::deserialize_raw(&self.engine, std::ptr::NonNull::from(compiled))
+                },
+                false => unsafe { Component::deserialize(&self.engine, compiled) },
+            };
             return ahead.or_else(|_| compile());
         }
         self.cache.get_or_compile(digest, || {
@@ -142,6 +160,11 @@ impl Runtime {
             exports,
         }
     }
+}
+
+/// A component's sha256 in hexadecimal (a built-in's computed when the binary was built).
+pub fn component_digest(bytes: &[u8]) -> String {
+    builtin::sha256(bytes).map_or_else(|| sha256_hex(bytes), str::to_owned)
 }
 
 fn check_is_component(label: &str, bytes: &[u8]) -> Result<()> {

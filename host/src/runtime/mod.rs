@@ -25,9 +25,10 @@ use tokio::sync::Semaphore;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
-use engine::POOL_INSTANCES;
+use engine::{Instances, POOL_INSTANCES};
 pub use grants::{Grant, Need, default_grants};
-pub use instance::{Batch, Evaluation, Instance, LoadedPlugin};
+pub use instance::{Batch, Evaluation, Instance, Interest, LoadedPlugin};
+pub use prepare::{FromCache, PrepareKey};
 use sandbox::SandboxState;
 pub use wit::WIT_VERSION;
 
@@ -133,6 +134,21 @@ pub struct Runtime {
     roots: Arc<crate::paths::Roots>,
     /// Why the instance pool is not used, when it could not be set up.
     pub notice: Option<String>,
+    /// Whether a handler keeps an instance made ahead of its next request: not for a process
+    /// that decides one request and exits.
+    spares: bool,
+    /// Whether the built-ins' native code runs where it lies in the binary ([`CodeInPlace`]).
+    code_in_place: bool,
+}
+
+/// How many requests a runtime is for, which decides how it is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Serving {
+    /// Many (`run`, `proxy`, `check`, `hook serve`): an instance pool, spares made ahead.
+    Many,
+    /// One, in a process that exits after it (a hook call): instances allocated one by one,
+    /// no spares.
+    One,
 }
 
 impl Runtime {
@@ -149,17 +165,35 @@ impl Runtime {
 
     /// [`Runtime::new`], with compiled plugins read from and written to `dirs`.
     pub fn with_cache(dirs: CacheDirs) -> Result<Arc<Runtime>> {
-        let new_engine = |pool: bool| Engine::new(&engine::config(pool));
-        let (engine, notice) = match new_engine(true) {
-            Ok(engine) => (engine, None),
-            Err(error) => (
-                new_engine(false)?,
-                Some(format!(
-                    "the plugin instance pool could not be set up ({error:#}); instances are \
-                     allocated one by one, which is slower (it needs ~1 TiB of address space: \
-                     see `ulimit -v`)"
-                )),
-            ),
+        Runtime::serving(dirs, Serving::Many)
+    }
+
+    /// A runtime for `serving`, with compiled plugins read from and written to `dirs`.
+    pub fn serving(dirs: CacheDirs, serving: Serving) -> Result<Arc<Runtime>> {
+        let code_in_place = serving == Serving::One && CodeInPlace::works_here();
+        let new_engine = |instances| {
+            let mut config = engine::config(instances);
+            if code_in_place {
+                config.with_custom_code_memory(Some(Arc::new(CodeInPlace)));
+            }
+            Engine::new(&config)
+        };
+        let (engine, notice) = match serving {
+            Serving::Many => match new_engine(Instances::Pooled) {
+                Ok(engine) => (engine, None),
+                Err(error) => (
+                    new_engine(Instances::Unreserved)?,
+                    Some(format!(
+                        "the plugin instance pool could not be set up ({error:#}); instances are \
+                         allocated one by one, which is slower (it needs ~1 TiB of address space: \
+                         see `ulimit -v`)"
+                    )),
+                ),
+            },
+            // A memory's reservation is made at instantiation, too late to fall back: asked
+            // for here.
+            Serving::One if can_reserve_a_memory() => (new_engine(Instances::OneByOne)?, None),
+            Serving::One => (new_engine(Instances::Unreserved)?, None),
         };
         let weak = engine.weak();
         std::thread::Builder::new()
@@ -183,8 +217,79 @@ impl Runtime {
             slots: Arc::new(Semaphore::new(POOL_INSTANCES as usize)),
             roots: Arc::default(),
             notice,
+            spares: serving == Serving::Many,
+            code_in_place,
         }))
     }
+}
+
+/// Makes native code executable where it lies, as wasmtime does for the code it copies: code
+/// it compiled or read is made read-only, then its text executable (`mprotect`); a built-in's
+/// code in the binary (read-only pages already) gets the same last step. A process deciding
+/// one request runs the built-ins there, sparing the copy of megabytes of code and the page
+/// faults it takes.
+struct CodeInPlace;
+
+impl CodeInPlace {
+    /// Where the built-ins' pages are pages: Linux on x86-64 (4 KiB), which `builtin`'s
+    /// alignment is for.
+    fn works_here() -> bool {
+        cfg!(all(target_os = "linux", target_arch = "x86_64")) && page_size() == 4096
+    }
+
+    fn protect(ptr: *const u8, len: usize, protection: libc::c_int) -> wasmtime::Result<()> {
+        // SAFETY: wasmtime passes the text of a code image it holds, page-aligned
+        // (`required_alignment`); only its protection changes.
+        let done = unsafe { libc::mprotect(ptr.cast_mut().cast(), len, protection) };
+        if done != 0 {
+            return Err(wasmtime::Error::msg(format!(
+                "cannot change the protection of plugin code: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl wasmtime::CustomCodeMemory for CodeInPlace {
+    fn required_alignment(&self) -> usize {
+        page_size()
+    }
+
+    fn publish_executable(&self, ptr: *const u8, len: usize) -> wasmtime::Result<()> {
+        CodeInPlace::protect(ptr, len, libc::PROT_READ | libc::PROT_EXEC)
+    }
+
+    fn unpublish_executable(&self, ptr: *const u8, len: usize) -> wasmtime::Result<()> {
+        CodeInPlace::protect(ptr, len, libc::PROT_READ | libc::PROT_WRITE)
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+}
+
+/// Whether this process may reserve the address space of one plugin memory (4 GiB and its
+/// guard), as the pool's configuration has wasmtime do at each instantiation.
+fn can_reserve_a_memory() -> bool {
+    const RESERVATION: usize = 8 << 30;
+    // SAFETY: a fresh private mapping with no access, unmapped at once; nothing touches it.
+    unsafe {
+        let at = libc::mmap(
+            std::ptr::null_mut(),
+            RESERVATION,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        );
+        if at == libc::MAP_FAILED {
+            return false;
+        }
+        libc::munmap(at, RESERVATION);
+    }
+    true
 }
 
 /// Keeps plugin text printable and bounded: it reaches terminals and logs.

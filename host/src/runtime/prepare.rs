@@ -7,6 +7,12 @@
 //! same config. The plugin checks, per request, that the state fits (the same config, the same
 //! places); so a prepared plugin decides as the unprepared one. The snapshot is compiled once
 //! per plugin, config and places, and kept in the compile cache.
+//!
+//! What `prepare` said (whether it keeps a state, and the plugin's interest) is kept in the
+//! compile cache too ([`Prepared`]), under a key that also names the grants the plugin loaded
+//! with: a later load of the same plugin, config, grants and places knows it without running
+//! `prepare`, and one that decides a single request (a hook call) does not even load a plugin
+//! whose interest that request is outside of.
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -16,6 +22,9 @@ use wasmtime::Store;
 use wasmtime::component::{Component, ComponentType, Instance, Lift, Lower, WasmList};
 use wasmtime_wizer::{ComponentInstanceState, Wizer};
 
+use std::collections::BTreeSet;
+
+use super::grants::Grant;
 use super::instance::{Interest, LoadedPlugin, Prelinked, describe_trap};
 use super::sandbox::SandboxState;
 use super::wit::{self, WIT_VERSION};
@@ -53,6 +62,62 @@ struct WitInterest {
     paths: bool,
 }
 
+/// What a plugin's `prepare` made of a config: whether it keeps a state worth a snapshot, and
+/// the requests it can have an opinion on.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Prepared {
+    pub ready: bool,
+    pub interest: Interest,
+}
+
+/// What of a plugin's preparation the user's compile cache serves, and keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FromCache {
+    /// Nothing: a managed install's org handlers run no code from where users can write.
+    Nothing,
+    /// The snapshot, not what `prepare` said: for a built-in plugin, whose checks nothing an
+    /// agent could write may skip.
+    Snapshot,
+    /// The snapshot, and what `prepare` said.
+    All,
+}
+
+/// What one preparation of a plugin depends on: the component (its sha256), its config and the
+/// places it is prepared for name its snapshot; with the grants it loaded with (its load
+/// refuses imports beyond them), they name what `prepare` said ([`Prepared`]).
+#[derive(Debug, Clone)]
+pub struct PrepareKey {
+    snapshot: String,
+    prepared: String,
+}
+
+impl PrepareKey {
+    pub fn new(
+        digest: &str,
+        grants: &BTreeSet<Grant>,
+        config: &str,
+        context: &SessionContext,
+    ) -> PrepareKey {
+        let places = Places::of(context);
+        let snapshot = sha256_hex(
+            serde_json::json!({
+                "component": digest,
+                "config": config,
+                "places": [places.home_dir, places.cwd, places.workspace_roots],
+                "wizer": "wasmtime-wizer 48",
+            })
+            .to_string()
+            .as_bytes(),
+        );
+        let prepared = sha256_hex(
+            serde_json::json!({ "snapshot": snapshot, "grants": grants })
+                .to_string()
+                .as_bytes(),
+        );
+        PrepareKey { snapshot, prepared }
+    }
+}
+
 impl Places {
     fn of(context: &SessionContext) -> Places {
         let text = |p: &std::path::Path| p.display().to_string();
@@ -65,23 +130,31 @@ impl Places {
 }
 
 impl Runtime {
+    /// What the compile cache kept of a preparation: known without running `prepare`.
+    pub fn kept_preparation(&self, key: &PrepareKey) -> Option<Prepared> {
+        serde_json::from_slice(&self.cache.kept(&key.prepared)?).ok()
+    }
+
     /// `plugin` with the interest its `prepare` declares for `config`, and made ready for
     /// `config` in the places of `context` when it says its ready state is worth keeping; a
     /// plugin without `prepare` as it is. An error when the
     /// plugin refuses the config (a bad rule, a failing example) or its `prepare` fails.
     ///
-    /// The snapshot is native code compiled for this config: with `cached`, it is kept in the
-    /// user's compile cache; without, it is compiled in memory at every load (for a managed
-    /// install's org handlers, whose code must never come from where users can write).
+    /// The snapshot is native code compiled for this config: it is kept in the user's compile
+    /// cache, and what `prepare` said beside it (a later load does not run `prepare` again), as
+    /// far as `from_cache` says; what is not is made at every load.
+    #[allow(clippy::too_many_arguments)]
     pub async fn prepare(
         &self,
         plugin: LoadedPlugin,
         component: &[u8],
         config: &str,
         context: &SessionContext,
+        key: &PrepareKey,
         limits: Limits,
-        cached: bool,
+        from_cache: FromCache,
     ) -> Result<LoadedPlugin> {
+        let cached = from_cache != FromCache::Nothing;
         let export = format!("acp-gate:plugin/prepare@{WIT_VERSION}");
         if !plugin.info.exports.contains(&export) {
             return Ok(plugin);
@@ -92,43 +165,52 @@ impl Runtime {
             ..limits
         };
         let places = Places::of(context);
-        // Whether there is anything to keep, asked of an ordinary instance: cheap when there
-        // is not (the SDK's plugins without a `Prepare` say so at once). Its pool slot, and
-        // the instrumented instance's, are counted like an evaluation's.
-        let preparation = {
-            let _slot = self.slots.clone().acquire_owned().await?;
-            let mut store = self.store(limits);
-            let instance = plugin
-                .pre
-                .pre
-                .instantiate_async(&mut store)
-                .await
-                .map_err(|e| anyhow::anyhow!("{label}: {}", describe_trap(&e, limits)))?;
-            call_prepare(&mut store, &instance, &export, config, &places, limits)
-                .await
-                .with_context(|| label.clone())?
+        let keeps_said = from_cache == FromCache::All;
+        let kept = keeps_said.then(|| self.kept_preparation(key)).flatten();
+        let preparation = match kept {
+            Some(kept) => kept,
+            None => {
+                // Whether there is anything to keep, asked of an ordinary instance: cheap
+                // when there is not (the SDK's plugins without a `Prepare` say so at once).
+                // Its pool slot, and the instrumented instance's, are counted like an
+                // evaluation's.
+                let _slot = self.slots.clone().acquire_owned().await?;
+                let mut store = self.store(limits);
+                let instance = plugin
+                    .pre
+                    .pre
+                    .instantiate_async(&mut store)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("{label}: {}", describe_trap(&e, limits)))?;
+                let said = call_prepare(&mut store, &instance, &export, config, &places, limits)
+                    .await
+                    .with_context(|| label.clone())?;
+                let kinds = said
+                    .interest
+                    .kinds
+                    .map(|kinds| kinds.into_iter().map(wit::kind_from_wit).collect());
+                let prepared = Prepared {
+                    ready: said.ready,
+                    interest: Interest {
+                        kinds,
+                        paths: said.interest.paths,
+                    },
+                };
+                if keeps_said && let Ok(record) = serde_json::to_vec(&prepared) {
+                    self.cache.keep(&key.prepared, &record);
+                }
+                prepared
+            }
         };
         let plugin = LoadedPlugin {
-            interest: Interest {
-                kinds: preparation.interest.kinds,
-                paths: preparation.interest.paths,
-            },
+            interest: preparation.interest,
             ..plugin
         };
         if !preparation.ready || plugin.interest.is_none() {
             return Ok(plugin);
         }
-        let key = sha256_hex(
-            serde_json::json!({
-                "component": plugin.info.digest,
-                "config": config,
-                "places": [places.home_dir, places.cwd, places.workspace_roots],
-                "wizer": "wasmtime-wizer 48",
-            })
-            .to_string()
-            .as_bytes(),
-        );
-        let snapshot = match cached.then(|| self.cache.get(&key)).flatten() {
+        let key = &key.snapshot;
+        let snapshot = match cached.then(|| self.cache.get(key)).flatten() {
             Some(snapshot) => snapshot,
             None => {
                 if std::io::stderr().is_terminal() {
@@ -155,7 +237,7 @@ impl Runtime {
                     })
                 };
                 if cached {
-                    self.cache.get_or_compile(&key, compile)?
+                    self.cache.get_or_compile(key, compile)?
                 } else {
                     compile()?
                 }

@@ -110,6 +110,22 @@ pub(super) fn kind_to_wit(kind: request::ToolKind) -> types::ToolKind {
     }
 }
 
+pub(super) fn kind_from_wit(kind: types::ToolKind) -> request::ToolKind {
+    use request::ToolKind as K;
+    match kind {
+        types::ToolKind::Read => K::Read,
+        types::ToolKind::Edit => K::Edit,
+        types::ToolKind::Delete => K::Delete,
+        types::ToolKind::Move => K::Move,
+        types::ToolKind::Search => K::Search,
+        types::ToolKind::Execute => K::Execute,
+        types::ToolKind::Think => K::Think,
+        types::ToolKind::Fetch => K::Fetch,
+        types::ToolKind::SwitchMode => K::SwitchMode,
+        types::ToolKind::Other => K::Other,
+    }
+}
+
 pub(super) fn from_wit(verdict: types::Verdict) -> Ruling {
     let (verdict, reason) = match verdict {
         types::Verdict::Allow => (Verdict::Allow, String::new()),

@@ -1,0 +1,571 @@
+//! `acp-gate hook install` / `uninstall`: acp-gate's entry in an agent's settings file, put in
+//! beside whatever is there (other hooks, other settings, unknown keys, a TOML file's comments)
+//! and taken out again, exactly. Installing twice leaves one entry. A change is planned first
+//! ([`plan`]), shown as a diff, and written atomically ([`Plan::write`]).
+//!
+//! Where each agent reads hooks (the agents' own documentation and sources):
+//!
+//! | agent | `--user` | `--managed` | the entry |
+//! |---|---|---|---|
+//! | Claude Code | `~/.claude/settings.json` (`$CLAUDE_CONFIG_DIR`) | `/etc/claude-code/managed-settings.json` | `hooks.PreToolUse`, `onFailure: "block"` |
+//! | Codex | `~/.codex/config.toml` (`$CODEX_HOME`) | `/etc/codex/config.toml` | `[[hooks.PreToolUse]]`, `[[hooks.PermissionRequest]]` |
+//! | Gemini CLI | `~/.gemini/settings.json` | `/etc/gemini-cli/settings.json` (`$GEMINI_CLI_SYSTEM_SETTINGS_PATH`) | `hooks.BeforeTool`, named `acp-gate` |
+//! | Copilot CLI | `~/.copilot/hooks/acp-gate.json` (`$COPILOT_HOME`) | none | `hooks.preToolUse` |
+//!
+//! A project's settings are the repository's: a commit, or the agent editing the file, can
+//! drop the hook or turn hooks off without a word, so `--project` is refused for every agent,
+//! with what makes it unsafe for that one ([`project_refusal`]).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+
+use super::settings::{Json, JsonText};
+use crate::request::hook::Agent;
+
+/// Whose settings the hook goes in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The user's own settings: every session of theirs.
+    User,
+    /// The repository's settings: refused (see [`project_refusal`]).
+    Project,
+    /// The machine's managed (system) settings, above the user's and the project's.
+    Managed,
+}
+
+/// Whether the entry goes in or comes out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Install,
+    Uninstall,
+}
+
+/// A change to one settings file, planned.
+#[derive(Debug)]
+pub struct Plan {
+    pub path: PathBuf,
+    /// The file as it is (empty when there is none).
+    pub before: String,
+    /// The file as it would be.
+    pub after: String,
+    /// What the user should know about this agent's hooks.
+    pub notes: Vec<String>,
+}
+
+impl Plan {
+    pub fn changes(&self) -> bool {
+        self.before != self.after
+    }
+
+    /// Writes the file (through a temporary file renamed over it, keeping its permissions;
+    /// through a symbolic link to where it points).
+    pub fn write(&self) -> Result<()> {
+        let path = std::fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone());
+        let mode = std::fs::metadata(&path).ok().map(|m| m.permissions());
+        crate::state::write_atomically(&path, self.after.as_bytes())?;
+        if let Some(mode) = mode {
+            std::fs::set_permissions(&path, mode)
+                .with_context(|| format!("{}: cannot keep its permissions", path.display()))?;
+        }
+        Ok(())
+    }
+}
+
+/// The hook's timeout, in seconds: far above a decision's, well below the agents' defaults.
+const TIMEOUT_SECONDS: u64 = 30;
+
+/// Plans installing (or uninstalling) `command` as `agent`'s hook in its settings for `scope`.
+pub fn plan(agent: Agent, scope: Scope, action: Action, command: &str) -> Result<Plan> {
+    let path = match scope {
+        Scope::Project => bail!("{}", project_refusal(agent)),
+        Scope::User => user_settings(agent)?,
+        Scope::Managed => managed_settings(agent)?,
+    };
+    let before = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let after = match agent {
+        Agent::Codex => edit_toml(&before, action, command),
+        _ => edit_json(agent, &before, action, command),
+    }
+    .with_context(|| format!("{}", path.display()))?;
+    Ok(Plan {
+        notes: notes(agent, scope, action),
+        path,
+        before,
+        after,
+    })
+}
+
+/// Why a project-level install is refused for `agent`.
+pub fn project_refusal(agent: Agent) -> String {
+    let why = match agent {
+        Agent::Claude => {
+            "a project's `.claude/settings.json` is the repository's: a commit, or the agent \
+             editing it, can drop the hook, and `.claude/settings.local.json` can set \
+             `disableAllHooks`; Claude Code follows either without a word"
+        }
+        Agent::Codex => {
+            "a project's `.codex/config.toml` is the repository's: a commit can change or \
+             remove the hook (and Codex runs a project's hook only once you trust it)"
+        }
+        Agent::Gemini => {
+            "a trusted project's `.gemini/settings.json` overrides the user's: it can set \
+             `hooksConfig.enabled = false`, list the hook in `hooksConfig.disabled`, or drop it"
+        }
+        Agent::Copilot => {
+            "Copilot CLI loads `.github/hooks/*.json` from the repository as it is: a commit \
+             can remove or replace the hook's file"
+        }
+    };
+    let instead = match agent {
+        Agent::Copilot => "Install it for the user (`--user`)",
+        _ => "Install it for the user (`--user`) or the machine (`--managed`)",
+    };
+    format!(
+        "acp-gate does not install {}'s hook in a project: {why}. {instead} instead.",
+        agent.title()
+    )
+}
+
+fn home() -> Result<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .context("$HOME is not set")
+}
+
+/// `$VAR`, else `~/DEFAULT` (an empty `$VAR` too: it would write into the current directory).
+fn dir_or_home(var: &str, default: &str) -> Result<PathBuf> {
+    match std::env::var_os(var).filter(|dir| !dir.is_empty()) {
+        Some(dir) => Ok(dir.into()),
+        None => Ok(home()?.join(default)),
+    }
+}
+
+fn user_settings(agent: Agent) -> Result<PathBuf> {
+    Ok(match agent {
+        Agent::Claude => dir_or_home("CLAUDE_CONFIG_DIR", ".claude")?.join("settings.json"),
+        Agent::Codex => dir_or_home("CODEX_HOME", ".codex")?.join("config.toml"),
+        Agent::Gemini => home()?.join(".gemini/settings.json"),
+        Agent::Copilot => dir_or_home("COPILOT_HOME", ".copilot")?.join("hooks/acp-gate.json"),
+    })
+}
+
+fn managed_settings(agent: Agent) -> Result<PathBuf> {
+    let macos = cfg!(target_os = "macos");
+    Ok(match agent {
+        Agent::Claude if macos => {
+            "/Library/Application Support/ClaudeCode/managed-settings.json".into()
+        }
+        Agent::Claude => "/etc/claude-code/managed-settings.json".into(),
+        Agent::Codex => "/etc/codex/config.toml".into(),
+        Agent::Gemini => match std::env::var_os("GEMINI_CLI_SYSTEM_SETTINGS_PATH") {
+            Some(path) => path.into(),
+            None if macos => "/Library/Application Support/GeminiCli/settings.json".into(),
+            None => "/etc/gemini-cli/settings.json".into(),
+        },
+        Agent::Copilot => bail!(
+            "Copilot CLI has no machine-wide hooks: install acp-gate's for each user (`--user`)"
+        ),
+    })
+}
+
+/// What the user should know after installing `agent`'s hook at `scope`.
+fn notes(agent: Agent, scope: Scope, action: Action) -> Vec<String> {
+    if action == Action::Uninstall {
+        return Vec::new();
+    }
+    let mut notes = vec![format!(
+        "{} reads its hooks when a session starts: sessions already running keep their old ones",
+        agent.title()
+    )];
+    notes.push(match agent {
+        Agent::Claude => "`onFailure: \"block\"` makes a hook that crashes, times out or is \
+            missing block the call (Claude Code 2.1.295 and later; older versions let the call \
+            through, so keep acp-gate where the entry points)"
+            .to_owned(),
+        Agent::Codex if scope == Scope::User => "Codex runs a hook from your own config only \
+            once you trust it: start `codex` and trust acp-gate's two entries in `/hooks`; a \
+            hook that fails lets the call through (Codex's approval policy then applies)"
+            .to_owned(),
+        Agent::Codex => "a hook in the system config is trusted and cannot be turned off by \
+            users; a hook that fails lets the call through (Codex's approval policy then applies)"
+            .to_owned(),
+        Agent::Gemini => "Gemini CLI blocks a call when its hook exits with a code other than 0 \
+            and 1: a crashed or missing acp-gate blocks; a project can still list `acp-gate` in \
+            `hooksConfig.disabled`"
+            .to_owned(),
+        Agent::Copilot => "Copilot CLI lets a call through when its hook fails or times out: \
+            keep acp-gate where the entry points"
+            .to_owned(),
+    });
+    notes
+}
+
+/// Whether `command` is acp-gate's hook for `agent` (`.../acp-gate hook AGENT ...`), whatever
+/// the path it was installed from.
+fn is_ours(agent: Agent, command: &str) -> bool {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let program = words
+        .first()
+        .map(|w| w.trim_matches(['\'', '"']))
+        .and_then(|w| w.rsplit('/').next());
+    program == Some("acp-gate") && words.windows(2).any(|w| w == ["hook", agent.name()])
+}
+
+/// `word` as one POSIX shell word.
+pub fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:@,+%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return word.to_owned();
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// How an agent's JSON settings hold hooks: `hooks.EVENT` is a list of matcher groups each
+/// with a `hooks` list of handlers (Claude Code, Gemini CLI), or a list of handlers (Copilot).
+struct JsonLayout {
+    events: &'static [&'static str],
+    /// A group's matcher, or `None` for handlers straight in the event's list.
+    matcher: Option<&'static str>,
+    /// The key of a handler that holds its command.
+    command_key: &'static str,
+}
+
+fn json_layout(agent: Agent) -> JsonLayout {
+    match agent {
+        Agent::Claude => JsonLayout {
+            events: &["PreToolUse"],
+            matcher: Some("*"),
+            command_key: "command",
+        },
+        Agent::Gemini => JsonLayout {
+            events: &["BeforeTool"],
+            matcher: Some("*"),
+            command_key: "command",
+        },
+        // (Codex's settings are TOML: `edit_toml`.)
+        Agent::Copilot | Agent::Codex => JsonLayout {
+            events: &["preToolUse"],
+            matcher: None,
+            command_key: "bash",
+        },
+    }
+}
+
+/// The handler acp-gate adds for `agent`.
+fn json_handler(agent: Agent, command: &str) -> Json {
+    let s = Json::string;
+    match agent {
+        Agent::Claude => Json::object(vec![
+            ("type", s("command")),
+            ("command", s(command)),
+            ("timeout", Json::number(TIMEOUT_SECONDS)),
+            ("onFailure", s("block")),
+        ]),
+        Agent::Gemini => Json::object(vec![
+            ("name", s("acp-gate")),
+            ("type", s("command")),
+            ("command", s(command)),
+            ("timeout", Json::number(TIMEOUT_SECONDS * 1000)),
+            ("description", s("acp-gate decides every tool call")),
+        ]),
+        Agent::Copilot | Agent::Codex => Json::object(vec![
+            ("type", s("command")),
+            ("bash", s(command)),
+            ("timeoutSec", Json::number(TIMEOUT_SECONDS)),
+        ]),
+    }
+}
+
+/// `text` (a JSON settings file) with acp-gate's entry installed or taken out; unchanged
+/// when there is nothing to do.
+fn edit_json(agent: Agent, text: &str, action: Action, command: &str) -> Result<String> {
+    let mut file = JsonText::parse(text)?;
+    let layout = json_layout(agent);
+    let root = &mut file.value;
+    let changed = match action {
+        Action::Install => {
+            if agent == Agent::Copilot && root.member("version")?.is_none() {
+                root.member_or("version", Json::number(1))?;
+            }
+            let hooks = root.member_or("hooks", Json::Object(Vec::new()))?;
+            let mut changed = false;
+            for event in layout.events {
+                let Json::Array(list) = hooks
+                    .member_or(event, Json::Array(Vec::new()))
+                    .with_context(|| "`hooks` is not an object")?
+                else {
+                    bail!("`hooks.{event}` is not a list");
+                };
+                changed |= install_json(agent, &layout, list, command)?;
+            }
+            changed
+        }
+        Action::Uninstall => {
+            let Some(hooks) = root.member("hooks")? else {
+                return Ok(text.to_owned());
+            };
+            let mut changed = false;
+            for event in layout.events {
+                let Some(list) = hooks.member(event)? else {
+                    continue;
+                };
+                let Json::Array(items) = list else {
+                    bail!("`hooks.{event}` is not a list");
+                };
+                if uninstall_json(agent, &layout, items)? {
+                    changed = true;
+                    // A list acp-gate emptied goes; so does `hooks` then.
+                    if items.is_empty() {
+                        hooks.remove(event);
+                    }
+                }
+            }
+            if changed && hooks.is_empty() {
+                root.remove("hooks");
+            }
+            changed
+        }
+    };
+    match changed {
+        true => file.render(),
+        false => Ok(text.to_owned()),
+    }
+}
+
+/// The command of `handler` when it is acp-gate's hook for `agent`.
+fn ours(agent: Agent, layout: &JsonLayout, handler: &mut Json) -> Result<bool> {
+    Ok(handler
+        .member(layout.command_key)?
+        .and_then(|command| command.as_str())
+        .is_some_and(|command| is_ours(agent, &command)))
+}
+
+/// Adds acp-gate's handler to an event's list, or points the one there at `command`; whether
+/// anything changed.
+fn install_json(
+    agent: Agent,
+    layout: &JsonLayout,
+    list: &mut Vec<Json>,
+    command: &str,
+) -> Result<bool> {
+    for item in list.iter_mut() {
+        // Read on a copy: an item left alone keeps its text.
+        let mut read = item.clone();
+        let handlers: Vec<&mut Json> = match layout.matcher {
+            None => vec![&mut read],
+            Some(_) => match read.member("hooks")? {
+                Some(Json::Array(handlers)) => handlers.iter_mut().collect(),
+                _ => Vec::new(),
+            },
+        };
+        for handler in handlers {
+            if ours(agent, layout, handler)? {
+                // Installed already (from another path, perhaps): it runs this acp-gate now.
+                let slot = handler.member_or(layout.command_key, Json::string(command))?;
+                if slot.as_str().as_deref() == Some(command) {
+                    return Ok(false);
+                }
+                *slot = Json::string(command);
+                *item = read;
+                return Ok(true);
+            }
+        }
+    }
+    let handler = json_handler(agent, command);
+    list.push(match layout.matcher {
+        None => handler,
+        Some(matcher) => Json::object(vec![
+            ("matcher", Json::string(matcher)),
+            ("hooks", Json::Array(vec![handler])),
+        ]),
+    });
+    Ok(true)
+}
+
+/// Takes acp-gate's handlers out of an event's list (and a group it empties); whether any
+/// was there.
+fn uninstall_json(agent: Agent, layout: &JsonLayout, list: &mut Vec<Json>) -> Result<bool> {
+    let mut removed = false;
+    let mut kept = Vec::with_capacity(list.len());
+    for item in std::mem::take(list) {
+        // Read on a copy: an item left alone keeps its text.
+        let mut read = item.clone();
+        match layout.matcher {
+            None => {
+                if ours(agent, layout, &mut read)? {
+                    removed = true;
+                    continue;
+                }
+            }
+            Some(_) => {
+                if let Some(Json::Array(handlers)) = read.member("hooks")? {
+                    let had = handlers.len();
+                    let mut left = Vec::with_capacity(had);
+                    for mut handler in std::mem::take(handlers) {
+                        match ours(agent, layout, &mut handler)? {
+                            true => left.push(None),
+                            false => left.push(Some(handler)),
+                        }
+                    }
+                    if left.iter().any(Option::is_none) {
+                        removed = true;
+                        let left: Vec<Json> = left.into_iter().flatten().collect();
+                        // A group acp-gate emptied goes.
+                        if left.is_empty() {
+                            continue;
+                        }
+                        *handlers = left;
+                        kept.push(read);
+                        continue;
+                    }
+                }
+            }
+        }
+        kept.push(item);
+    }
+    *list = kept;
+    Ok(removed)
+}
+
+/// Codex's events acp-gate answers: before every tool, and at its approval prompt.
+const CODEX_EVENTS: [&str; 2] = ["PreToolUse", "PermissionRequest"];
+
+/// `text` (Codex's `config.toml`) with acp-gate's entries installed or taken out; its
+/// comments and layout kept.
+fn edit_toml(text: &str, action: Action, command: &str) -> Result<String> {
+    use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
+    let mut doc: DocumentMut = text.parse().context("not TOML that acp-gate can read")?;
+    if action == Action::Uninstall && doc.get("hooks").is_none() {
+        return Ok(text.to_owned());
+    }
+    let hooks = doc
+        .entry("hooks")
+        .or_insert_with(|| {
+            let mut table = Table::new();
+            table.set_implicit(true);
+            Item::Table(table)
+        })
+        .as_table_like_mut()
+        .context("`hooks` is not a table")?;
+    let ours = |handler: &dyn toml_edit::TableLike| {
+        handler
+            .get("command")
+            .and_then(Item::as_str)
+            .is_some_and(|c| is_ours(Agent::Codex, c))
+    };
+    for event in CODEX_EVENTS {
+        if action == Action::Uninstall && hooks.get(event).is_none() {
+            continue;
+        }
+        let groups = hooks
+            .entry(event)
+            .or_insert_with(|| Item::ArrayOfTables(ArrayOfTables::new()));
+        let Some(groups) = groups.as_array_of_tables_mut() else {
+            bail!("`hooks.{event}` is not an array of tables (`[[hooks.{event}]]`)");
+        };
+        match action {
+            Action::Install => {
+                let mut found = false;
+                for group in groups.iter_mut() {
+                    if let Some(handlers) = group
+                        .get_mut("hooks")
+                        .and_then(Item::as_array_of_tables_mut)
+                    {
+                        for handler in handlers.iter_mut() {
+                            if !found && ours(&*handler) {
+                                handler["command"] = value(command);
+                                found = true;
+                            }
+                        }
+                    }
+                }
+                if !found {
+                    let mut handler = Table::new();
+                    handler["type"] = value("command");
+                    handler["command"] = value(command);
+                    handler["timeout"] = value(TIMEOUT_SECONDS as i64);
+                    let mut handlers = ArrayOfTables::new();
+                    handlers.push(handler);
+                    let mut group = Table::new();
+                    group["hooks"] = Item::ArrayOfTables(handlers);
+                    groups.push(group);
+                }
+            }
+            Action::Uninstall => {
+                let mut emptied = Vec::new();
+                for (index, group) in groups.iter_mut().enumerate() {
+                    if let Some(handlers) = group
+                        .get_mut("hooks")
+                        .and_then(Item::as_array_of_tables_mut)
+                    {
+                        let had = handlers.len();
+                        handlers.retain(|handler| !ours(handler));
+                        if had > 0 && handlers.is_empty() {
+                            emptied.push(index);
+                        }
+                    }
+                }
+                for index in emptied.into_iter().rev() {
+                    groups.remove(index);
+                }
+                if groups.is_empty() {
+                    hooks.remove(event);
+                }
+            }
+        }
+    }
+    if action == Action::Uninstall && hooks.is_empty() {
+        doc.remove("hooks");
+    }
+    let edited = doc.to_string();
+    Ok(edited)
+}
+
+/// The change as a unified diff, for `--dry-run` and for what was written.
+pub fn diff(plan: &Plan, style: crate::style::Style) -> Vec<String> {
+    crate::acp::ask::render_diff(
+        &plan.path.display().to_string(),
+        &plan.before,
+        &plan.after,
+        style,
+    )
+}
+
+/// The command acp-gate installs for `agent`: this binary, by its absolute path.
+pub fn default_command(agent: Agent) -> Result<String> {
+    let exe = std::env::current_exe().context("cannot tell where this acp-gate is")?;
+    let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
+    Ok(format!(
+        "{} hook {}",
+        shell_word(&exe.display().to_string()),
+        agent.name()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_acp_gates_own_hook_for_the_agent_is_ours() {
+        assert!(is_ours(
+            Agent::Claude,
+            "/usr/local/bin/acp-gate hook claude"
+        ));
+        assert!(is_ours(
+            Agent::Claude,
+            "'/opt/x y/acp-gate' hook claude --workspace /w"
+        ));
+        assert!(!is_ours(
+            Agent::Claude,
+            "/usr/local/bin/acp-gate hook codex"
+        ));
+        assert!(!is_ours(Agent::Claude, "my-acp-gate-wrapper hook claude"));
+        assert!(!is_ours(Agent::Claude, "./lint.sh"));
+    }
+}

@@ -10,6 +10,7 @@ mod distribution;
 mod examples;
 mod orchestrator;
 mod plugin_cmd;
+mod policy_check;
 mod policy_formats;
 mod prepared;
 mod protocol;

@@ -69,15 +69,31 @@ pub struct LoadOptions {
 }
 
 /// Reads the layered `handlers.toml` files (or the built-in default chain), loads every plugin
-/// and runs the inline tests: the one way every command gets its [`Chain`].
+/// and runs the inline tests: the one way every command gets its [`Chain`]. A failing inline
+/// test is an error; a plugin that does not load is not (it counts as its handler's
+/// `on_error`), but is in [`Chain::load_failures`].
 pub async fn load_chain(options: &LoadOptions) -> Result<Chain> {
+    assemble_chain(&layer_paths(options)?, &options.workspace)
+        .await?
+        .checked()
+}
+
+/// Where `options` find the policy's layers.
+pub fn layer_paths(options: &LoadOptions) -> Result<LayerPaths> {
     let mut layers = LayerPaths::discover(
         options.org_handlers.as_deref(),
         options.handlers.as_deref(),
         &options.workspace,
     )?;
     layers.permission_policy = options.permission_policy.clone();
-    let policy = config::load(&layers)?;
+    Ok(layers)
+}
+
+/// The chain of `layers` as a session in `workspace` would load it, its inline tests run and
+/// reported in [`Chain::tests`] instead of refused: what `load_chain` checks, and what the
+/// commands that report on a policy (`plugin validate --resolve`, `chain`) show whole.
+pub async fn assemble_chain(layers: &LayerPaths, workspace: &std::path::Path) -> Result<Chain> {
+    let policy = config::load(layers)?;
     // A managed install's cache serves the plugins the org file pins; nothing else does.
     let managed = policy.cache_dir.clone().map(|dir| Managed {
         dir,
@@ -97,6 +113,6 @@ pub async fn load_chain(options: &LoadOptions) -> Result<Chain> {
         managed,
         precompile: false,
     })?;
-    let ctx = SessionContext::for_workspace("inline-test", &options.workspace);
-    Chain::load(runtime, policy, &ctx).await
+    let ctx = SessionContext::for_workspace("inline-test", workspace);
+    Ok(Chain::assemble(runtime, policy, &ctx).await)
 }

@@ -1,8 +1,9 @@
 //! A policy author's loop: `plugin validate --resolve` and `check` load a policy exactly as a
 //! session does and fail (exit 1) when a handler would not load, naming it; the inline tests of
 //! a handler that did not load fail first, with the load error; what ran is counted; an org
-//! file's own requirements apply when a file is checked as one; and `check` decides a request
-//! written on the command line.
+//! file's own requirements apply when a file is checked as one. A newcomer's: `check` decides
+//! a request written on the command line, `chain` shows and explains the chain that applies,
+//! and the demo and the docs name the same agent package.
 
 use serde_json::Value;
 
@@ -274,4 +275,141 @@ fn check_decides_a_request_written_on_the_command_line() {
     );
     let output = sandbox.run(&["check"], "");
     assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn chain_explains_the_default_chain_and_the_readme_says_the_same() {
+    let sandbox = Sandbox::new();
+    let output = sandbox.run(&["chain"], "");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let stdout = text(&output.stdout);
+    for layer in ["org      none (", "project  none (", "user     none ("] {
+        assert!(stdout.contains(layer), "{layer}: {stdout}");
+    }
+    assert!(
+        stdout.contains("builtin  the built-in default chain\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  builtin-policy  builtin:org-policy\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "      required · on error deny · applies to execute · grants log, wasi-cli\n"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("default  ask when every handler abstains"),
+        "{stdout}"
+    );
+
+    let output = sandbox.run(&["chain", "--format", "json"], "");
+    let chain: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let handlers = chain["handlers"].as_array().unwrap();
+    let names: Vec<&str> = handlers
+        .iter()
+        .map(|h| h["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "builtin-paths",
+            "builtin-commands",
+            "builtin-modes",
+            "builtin-policy"
+        ]
+    );
+    let readme = std::fs::read_to_string(crate::common::repo().join("README.md")).unwrap();
+    for handler in handlers {
+        let purpose = handler["purpose"].as_str().unwrap();
+        assert!(stdout.contains(purpose), "{purpose}: {stdout}");
+        // The README's table of the built-in handlers carries the same sentence.
+        let row = format!(
+            "| `{}` | `{}` | {} |",
+            handler["name"].as_str().unwrap(),
+            handler["plugin"].as_str().unwrap(),
+            purpose.replace('|', "\\|")
+        );
+        assert!(readme.contains(&row), "README.md lacks the row {row}");
+    }
+    assert_eq!(
+        handlers[0]["grants"],
+        serde_json::json!(["log", "paths", "wasi-cli"])
+    );
+    assert_eq!(handlers[1]["applies_to"], serde_json::json!(["execute"]));
+}
+
+#[test]
+fn chain_shows_every_layer_file_with_its_handlers_and_fails_on_one_that_does_not_load() {
+    let sandbox = Sandbox::new();
+    let org = sandbox.write("etc/handlers.toml", WORKING);
+    sandbox.write(
+        "workspace/.acp-gate/handlers.toml",
+        &WORKING.replace("no-push", "project-push").replace(
+            "[[handler.config.rules]]",
+            "applies_to = [\"execute\"]\n\n[[handler.config.rules]]",
+        ),
+    );
+    let user = sandbox.write(
+        "home/.config/acp-gate/handlers.toml",
+        &broken_without_tests().replace("company-rules", "my-rules"),
+    );
+    let output = sandbox.run(&["chain", "--org-handlers", org.to_str().unwrap()], "");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let stdout = text(&output.stdout);
+    let at = |needle: &str| {
+        stdout
+            .find(needle)
+            .unwrap_or_else(|| panic!("no `{needle}` in\n{stdout}"))
+    };
+    let order = [
+        at(&format!(
+            "org      {}\n  no-push  builtin:org-policy\n",
+            org.display()
+        )),
+        at(&format!(
+            "project  {}\n  project-push  builtin:org-policy\n      required · on error deny · applies to execute · grants log, wasi-cli · 2 inline tests\n",
+            sandbox.workspace.join(".acp-gate/handlers.toml").display()
+        )),
+        at(&format!(
+            "user     {}\n  my-rules  builtin:org-policy\n",
+            user.display()
+        )),
+        at("      FAILED to load: plugin `builtin:org-policy` of handler `my-rules`"),
+        at("builtin  the built-in default chain\n"),
+        at("tests    4 tests of 2 handlers passed"),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{stdout}");
+}
+
+#[test]
+fn the_demo_suggests_the_agent_package_the_docs_name() {
+    let sandbox = Sandbox::new();
+    let output = sandbox
+        .command(&["demo"])
+        .env("TMPDIR", &sandbox.root)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = text(&output.stdout);
+    let suggested = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("gate a real agent:"))
+        .unwrap_or_else(|| panic!("{stdout}"))
+        .trim();
+    assert_eq!(
+        suggested,
+        "acp-gate run -- npx -y @zed-industries/claude-agent-acp"
+    );
+    let repo = crate::common::repo();
+    for doc in ["README.md", "docs/editors.md"] {
+        let text = std::fs::read_to_string(repo.join(doc)).unwrap();
+        assert!(text.contains("@zed-industries/claude-agent-acp"), "{doc}");
+        assert!(
+            !text.contains("claude-code-acp"),
+            "{doc} names the old package"
+        );
+    }
 }

@@ -301,6 +301,11 @@ impl Chain {
         bail!("{}:\n  {}", self.tests.summary(), failures.join("\n  "))
     }
 
+    /// The decision when every handler abstains.
+    pub fn default_verdict(&self) -> Verdict {
+        self.default
+    }
+
     /// Every handler in chain order, with where its plugin came from or why it did not load.
     pub fn handlers(&self) -> impl Iterator<Item = (&HandlerSpec, Result<&Origin, &str>)> {
         (self.handlers.iter()).map(|h| {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the services the end-to-end tests start on loopback ports themselves: the CNCF
+# Installs the services the end-to-end tests start themselves: the CNCF
 # `distribution` registry (Debian's docker-registry), for the OCI distribution tests
-# (tests/distribution.rs). Safe to run again; fails loudly, naming the step, and never skips.
+# (tests/distribution.rs), and the ACP conductor, for the proxy-chain tests (tests/conductor.rs).
+# Safe to run again; fails loudly, naming the step, and never skips.
 set -euo pipefail
 
 fail() { printf '\ninstall-test-services.sh: FAILED: %s\n' "$*" >&2; exit 1; }
@@ -20,3 +21,16 @@ if ! dpkg-query -W -f='${Status}' docker-registry 2>/dev/null | grep -q "install
 fi
 [ -x /usr/bin/docker-registry ] || fail "/usr/bin/docker-registry missing after install"
 echo "ok: docker-registry ($(/usr/bin/docker-registry --version 2>/dev/null | head -1))"
+
+# The ACP conductor from crates.io (agent-client-protocol-conductor), that the proxy-chain tests
+# (tests/conductor.rs) run acp-gate under. Pinned; built with its own lock file.
+CONDUCTOR_VERSION=5.0.0
+conductor_bin="${CARGO_HOME:-$HOME/.cargo}/bin/agent-client-protocol-conductor"
+if [ "$("$conductor_bin" --version 2>/dev/null)" != "agent-client-protocol-conductor $CONDUCTOR_VERSION" ]; then
+  echo "building agent-client-protocol-conductor $CONDUCTOR_VERSION (cargo install, a few minutes)"
+  cargo install --quiet --locked --force --root "${CARGO_HOME:-$HOME/.cargo}" \
+    agent-client-protocol-conductor --version "$CONDUCTOR_VERSION" \
+    || fail "cargo install agent-client-protocol-conductor $CONDUCTOR_VERSION"
+fi
+"$conductor_bin" --version >/dev/null || fail "$conductor_bin missing after install"
+echo "ok: $("$conductor_bin" --version)"

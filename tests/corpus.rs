@@ -1,5 +1,7 @@
 //! The adversarial corpus (`tests/corpus/*.toml`) through the real default chain: no dangerous
-//! command or path may be allowed, and ordinary development work must not be denied.
+//! command or path may be allowed, and ordinary development work must not be denied. The
+//! ordinary coding-session work of `tests/corpus/ordinary*.toml` (issue 27) is measured: the
+//! share allowed without asking, per file and in all, at least 90%, and nothing denied.
 //!
 //! Each case: `command`, `argv`, `path`/`paths` with `kind` (the request, in the short form of
 //! `handlers.toml` tests) or `request` (the whole `session/request_permission` params), `expect` (`allow`, `ask`, `deny`, `not-allow`, `not-deny`), `why`, and
@@ -34,6 +36,11 @@ impl Case {
             exact => decision == exact,
         }
     }
+}
+
+/// Whether a corpus file lists ordinary work, measured rather than held case by case.
+fn ordinary(file: &str) -> bool {
+    file.starts_with("ordinary")
 }
 
 fn cases() -> Vec<Case> {
@@ -107,8 +114,8 @@ fn prepare(case: &Case, sandbox: &Sandbox) {
     }
 }
 
-/// Decides `cases` in one `check` run inside `sandbox`; returns the mismatches.
-fn decide(cases: &[&Case], sandbox: &Sandbox) -> Vec<String> {
+/// Decides `cases` in one `check` run inside `sandbox`: each case with its decision and reasons.
+fn decide<'c>(cases: &[&'c Case], sandbox: &Sandbox) -> Vec<(&'c Case, String, Value)> {
     let requests: Vec<Value> = cases
         .iter()
         .map(|case| {
@@ -123,47 +130,117 @@ fn decide(cases: &[&Case], sandbox: &Sandbox) -> Vec<String> {
     assert_eq!(lines.len(), cases.len(), "{}", stderr(&output));
     cases
         .iter()
-        .zip(&lines)
-        .filter(|(case, line)| !case.accepts(line["decision"].as_str().unwrap_or("error")))
+        .zip(lines)
         .map(|(case, line)| {
-            format!(
-                "{}#{} {}: expected {}, got {} — {} ({})",
-                case.file,
-                case.number,
-                ["command", "argv", "path", "paths", "request"]
-                    .iter()
-                    .find_map(|k| case.table.get(*k))
-                    .unwrap_or(&Value::Null),
-                case.expect(),
-                line["decision"],
-                case.table["why"].as_str().unwrap_or(""),
-                line["reasons"],
-            )
+            let decision = line["decision"].as_str().unwrap_or("error").to_owned();
+            (*case, decision, line["reasons"].clone())
         })
         .collect()
+}
+
+/// Decides every case, each with a fresh sandbox where it needs files of its own.
+fn decide_all<'c>(cases: &[&'c Case]) -> Vec<(&'c Case, String, Value)> {
+    let sandbox = Sandbox::new();
+    let plain: Vec<&Case> = cases.iter().copied().filter(|c| !c.needs_setup()).collect();
+    let mut decided = decide(&plain, &sandbox);
+    for case in cases.iter().filter(|c| c.needs_setup()) {
+        let sandbox = Sandbox::new();
+        prepare(case, &sandbox);
+        decided.extend(decide(&[case], &sandbox));
+    }
+    decided
+}
+
+/// A case as a line of a failure message.
+fn describe(case: &Case, decision: &str, reasons: &Value) -> String {
+    format!(
+        "{}#{} {}: expected {}, got {decision} — {} ({reasons})",
+        case.file,
+        case.number,
+        ["command", "argv", "path", "paths", "request"]
+            .iter()
+            .find_map(|k| case.table.get(*k))
+            .unwrap_or(&Value::Null),
+        case.expect(),
+        case.table["why"].as_str().unwrap_or(""),
+    )
 }
 
 #[test]
 fn the_default_chain_decides_the_corpus_as_expected() {
     let cases = cases();
+    let held: Vec<&Case> = cases.iter().filter(|c| !ordinary(&c.file)).collect();
     assert!(
-        cases.len() >= 150,
+        held.len() >= 150,
         "the corpus has only {} cases",
-        cases.len()
+        held.len()
     );
-    let sandbox = Sandbox::new();
-    let plain: Vec<&Case> = cases.iter().filter(|c| !c.needs_setup()).collect();
-    let mut failures = decide(&plain, &sandbox);
-    for case in cases.iter().filter(|c| c.needs_setup()) {
-        let sandbox = Sandbox::new();
-        prepare(case, &sandbox);
-        failures.extend(decide(&[case], &sandbox));
-    }
+    let failures: Vec<String> = decide_all(&held)
+        .into_iter()
+        .filter(|(case, decision, _)| !case.accepts(decision))
+        .map(|(case, decision, reasons)| describe(case, &decision, &reasons))
+        .collect();
     assert!(
         failures.is_empty(),
         "{} of {} cases decided wrongly:\n{}",
         failures.len(),
-        cases.len(),
+        held.len(),
         failures.join("\n")
+    );
+}
+
+/// Issue 27: the default chain lets a coding session's ordinary work through. Every case of
+/// `ordinary*.toml` expects `allow`; none may be denied, and at least 90% of each file (and of
+/// all) must be allowed without asking.
+#[test]
+fn ordinary_work_is_allowed_without_asking() {
+    let cases = cases();
+    let ordinary: Vec<&Case> = cases.iter().filter(|c| ordinary(&c.file)).collect();
+    assert!(
+        ordinary.len() >= 400,
+        "only {} ordinary cases",
+        ordinary.len()
+    );
+    let decided = decide_all(&ordinary);
+    let share = |of: &[&(&Case, String, Value)]| {
+        let allowed = of.iter().filter(|(_, d, _)| d == "allow").count();
+        (allowed, 100.0 * allowed as f64 / of.len().max(1) as f64)
+    };
+    let mut files: Vec<&str> = ordinary.iter().map(|c| c.file.as_str()).collect();
+    files.dedup();
+    let mut low = Vec::new();
+    for file in files {
+        let of: Vec<&(&Case, String, Value)> =
+            decided.iter().filter(|(c, _, _)| c.file == file).collect();
+        let (allowed, percent) = share(&of);
+        println!(
+            "{file}: {allowed} of {} allowed without asking ({percent:.1}%)",
+            of.len()
+        );
+        if percent < 90.0 {
+            low.push(format!("{file}: {percent:.1}%"));
+        }
+    }
+    let all: Vec<&(&Case, String, Value)> = decided.iter().collect();
+    let (allowed, percent) = share(&all);
+    println!(
+        "in all: {allowed} of {} allowed without asking ({percent:.1}%)",
+        all.len()
+    );
+    let lines = |want: &dyn Fn(&str) -> bool| {
+        decided
+            .iter()
+            .filter(|(_, d, _)| want(d))
+            .map(|(c, d, r)| describe(c, d, r))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let denied = lines(&|d| d == "deny");
+    assert!(denied.is_empty(), "ordinary work denied:\n{denied}");
+    assert!(
+        low.is_empty() && percent >= 90.0,
+        "below the 90% target ({}; in all {percent:.1}%); asked:\n{}",
+        low.join(", "),
+        lines(&|d| d != "allow")
     );
 }

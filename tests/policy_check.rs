@@ -73,8 +73,13 @@ fn validate_and_check_fail_on_an_org_handler_whose_regex_does_not_compile() {
     let output = sandbox.run(&["plugin", "validate", "--resolve", org], "");
     assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
     let stdout = text(&output.stdout);
+    // The rule named at its line in the file, with the regex crate's own message.
     assert!(
-        stdout.contains("FAILED company-rules  plugin `builtin:org-policy` of handler `company-rules`: refuses its config: rule `no-prod`"),
+        stdout.contains("FAILED company-rules  plugin `builtin:org-policy` of handler `company-rules`: refuses its config: "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("etc/handlers.toml:10: rule `no-prod`: `regex`: invalid regex"),
         "{stdout}"
     );
     assert!(stderr(&output).contains("1 handler(s) would not load"));

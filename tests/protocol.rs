@@ -155,30 +155,52 @@ fn run_gates_a_v2_agent_and_fails_the_run_on_what_it_cannot_read() {
 }
 
 #[test]
-fn an_agent_answering_a_version_it_was_not_offered_ends_the_run_with_exit_4() {
+fn an_agent_answering_a_version_acp_gate_cannot_speak_ends_the_run_with_exit_4() {
     let sandbox = Sandbox::new();
+    for offered in ["1", "2"] {
+        let output = run(
+            &sandbox,
+            &["--protocol", offered],
+            "hello",
+            &["--answer-version", "7"],
+        );
+        assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+        let message = stderr(&output);
+        assert!(
+            message.contains("ACP protocol version 7")
+                && message.contains(&format!("offered version {offered}")),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn run_offered_v1_goes_on_in_v2_when_the_agent_answers_v2_and_gates_it() {
+    let sandbox = Sandbox::new();
+    let handlers = deploy_rule(&sandbox);
     let output = run(
         &sandbox,
-        &["--protocol", "2"],
-        "hello",
-        &["--answer-version", "7"],
+        &["--handlers", &handlers],
+        "go",
+        &["--answer-version", "2"],
     );
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     let message = stderr(&output);
     assert!(
-        message.contains("ACP protocol version 7") && message.contains("offered version 2"),
-        "{message}"
+        message.contains(
+            "the agent answered `initialize` with ACP protocol version 2 to acp-gate's offer of \
+             version 1: going on in version 2"
+        ),
+        "a notice says so: {message}"
     );
-
-    let output = run(&sandbox, &[], "hello", &["--answer-version", "2"]);
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
-    let message = stderr(&output);
+    // Every v2 request gated as when v2 is offered (and the unreadable one fails the run, as
+    // there).
+    expect_v2_answers(&steps(&String::from_utf8_lossy(&output.stdout)));
+    assert_eq!(output.status.code(), Some(4), "{message}");
     assert!(
-        message.contains("version 2")
-            && message.contains("offered version 1")
-            && message.contains("--protocol 2"),
+        message.contains("a `command` subject needs a `command` and a `cwd`"),
         "{message}"
     );
+    assert_eq!(audit_records(&sandbox).len(), V2_ANSWERS.len());
 }
 
 #[test]
@@ -246,7 +268,7 @@ fn prompt(editor: &mut Editor, session: &str, text: &str) -> Vec<Value> {
     editor.until_response(id)
 }
 
-fn steps_in(messages: &[Value]) -> Vec<(String, String)> {
+pub(crate) fn steps_in(messages: &[Value]) -> Vec<(String, String)> {
     let text: String = messages
         .iter()
         .filter_map(text_of)
@@ -288,6 +310,36 @@ fn the_proxy_gates_a_v2_session_and_forwards_unknown_subjects_unchanged() {
     );
     drop(editor);
     assert_eq!(audit_records(&sandbox).len(), V2_ANSWERS.len());
+}
+
+#[test]
+fn the_proxy_gates_in_v2_when_the_agent_answers_v2_to_an_editor_that_offered_v1() {
+    let sandbox = Sandbox::new();
+    let handlers = deploy_rule(&sandbox);
+    let mut editor = v2_proxy(&sandbox, Some(&handlers), &["--answer-version", "2"]);
+    let id = editor.request(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+    );
+    let answer = editor.until_response(id).pop().unwrap();
+    assert_eq!(
+        answer["result"]["protocolVersion"], 2,
+        "the agent's answer reaches the editor, which decides: {answer}"
+    );
+    let id = editor.request("session/new", json!({"cwd": sandbox.workspace}));
+    let session = editor.until_response(id).pop().unwrap()["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    expect_v2_answers(&steps_in(&prompt(&mut editor, &session, "go")));
+    let (_, stderr) = editor.finish();
+    assert!(
+        stderr.contains(
+            "the agent answered `initialize` with ACP protocol version 2 to the editor's offer \
+             of version 1; acp-gate gates the session in version 2"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]

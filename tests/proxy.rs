@@ -14,7 +14,7 @@ use crate::common::{BIN, Sandbox, sdk_agent_script, stderr, test_agents};
 
 const PATIENCE: Duration = Duration::from_secs(30);
 
-fn audit_answers(audit: &Path) -> Vec<(String, String)> {
+pub(crate) fn audit_answers(audit: &Path) -> Vec<(String, String)> {
     std::fs::read_to_string(audit)
         .unwrap()
         .lines()
@@ -30,9 +30,7 @@ fn audit_answers(audit: &Path) -> Vec<(String, String)> {
 
 #[test]
 fn acpx_through_the_proxy_gets_only_the_real_questions() {
-    let agents = test_agents();
     let sandbox = Sandbox::new();
-    std::fs::write(sandbox.home.join(".bashrc"), "# mine\n").unwrap();
     let audit = sandbox.root.join("audit.jsonl");
     let agent = format!(
         "{} proxy --audit {} -- node {}",
@@ -40,6 +38,16 @@ fn acpx_through_the_proxy_gets_only_the_real_questions() {
         audit.display(),
         sdk_agent_script()
     );
+    let messages = acpx_commands(&sandbox, &agent);
+    assert_only_the_real_questions(&sandbox, &messages, &audit);
+}
+
+/// acpx, approving everything, runs the SDK agent's `commands` prompt with `agent` as its
+/// agent command (acp-gate in front of the SDK agent, alone or in a conductor's chain): the
+/// messages it printed. `~/.bashrc` is written first, so that its overwrite would show.
+pub(crate) fn acpx_commands(sandbox: &Sandbox, agent: &str) -> Vec<Value> {
+    let agents = test_agents();
+    std::fs::write(sandbox.home.join(".bashrc"), "# mine\n").unwrap();
     let bin = agents.join("node_modules/.bin");
     let path = format!(
         "{}:{}",
@@ -56,7 +64,7 @@ fn acpx_through_the_proxy_gets_only_the_real_questions() {
             "--cwd",
             sandbox.workspace.to_str().unwrap(),
             "--agent",
-            &agent,
+            agent,
             "exec",
             "commands",
         ])
@@ -71,17 +79,22 @@ fn acpx_through_the_proxy_gets_only_the_real_questions() {
         stderr(&output)
     );
     // acpx --format json prints the session's messages, one per line.
-    let messages: Vec<Value> = stdout
+    stdout
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+        .collect()
+}
+
+/// What acpx (approving everything) and the agent saw of the `commands` prompt through the
+/// gate: the chain's decisions, and only the asks put to acpx; `audit` records its answers.
+pub(crate) fn assert_only_the_real_questions(sandbox: &Sandbox, messages: &[Value], audit: &Path) {
     let step = |name: &str| {
         let prefix = format!("STEP {name} ");
         messages
             .iter()
             .filter_map(text_of)
             .find_map(|t| t.strip_prefix(&prefix).map(str::to_owned))
-            .unwrap_or_else(|| panic!("no STEP {name} in acpx's output:\n{stdout}"))
+            .unwrap_or_else(|| panic!("no STEP {name} in acpx's output:\n{messages:?}"))
     };
     assert_eq!(
         step("rm"),
@@ -138,7 +151,7 @@ fn acpx_through_the_proxy_gets_only_the_real_questions() {
         "{}",
         asked[1]
     );
-    let answers = audit_answers(&audit);
+    let answers = audit_answers(audit);
     assert!(
         answers.contains(&("terraform apply".into(), "allow-once (editor)".into()))
             && answers.contains(&("Read /etc/hosts".into(), "allowed (editor)".into())),
@@ -170,8 +183,12 @@ impl Editor {
         args.extend(options);
         args.push("--");
         args.extend(agent);
-        let mut child = sandbox
-            .command(&args)
+        Editor::spawn(&mut sandbox.command(&args))
+    }
+
+    /// The editor side of `command` (acp-gate, or a conductor running it).
+    pub(crate) fn spawn(command: &mut Command) -> Editor {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -261,6 +278,31 @@ impl Editor {
             .to_owned()
     }
 
+    /// Waits for the first permission request to reach the editor, then cancels `session`'s
+    /// turn (`session/cancel`): the request, unanswered.
+    pub(crate) fn cancel_at_the_first_ask(&mut self, session: &str) -> Value {
+        let ask = loop {
+            let message = self.next();
+            if message["method"] == "session/request_permission" {
+                break message;
+            }
+        };
+        self.send(
+            json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
+        );
+        ask
+    }
+
+    /// Closes the editor's end, waits for the proxy to exit: its exit code, and what it wrote
+    /// to stderr.
+    pub(crate) fn finish(&mut self) -> (Option<i32>, String) {
+        drop(self.stdin.take());
+        let code = self.wait();
+        let mut stderr = String::new();
+        let _ = std::io::Read::read_to_string(self.child.stderr.as_mut().unwrap(), &mut stderr);
+        (code, stderr)
+    }
+
     /// Waits for the proxy to exit; its exit code.
     pub(crate) fn wait(&mut self) -> Option<i32> {
         let started = Instant::now();
@@ -311,9 +353,20 @@ fn commands_prompted(sandbox: &Sandbox) -> (Editor, String, u64) {
 #[test]
 fn the_editor_sees_every_update_in_order_and_only_the_real_questions() {
     let sandbox = Sandbox::new();
-    let audit = audit_of(&sandbox);
-    let (mut editor, _, prompt) = commands_prompted(&sandbox);
+    let (editor, _, prompt) = commands_prompted(&sandbox);
+    assert_only_the_real_questions_reach(editor, &sandbox, prompt, &audit_of(&sandbox));
+}
 
+/// Through the gate (the proxy alone, or in a conductor's chain), `editor` sent the SDK agent's
+/// `commands` prompt (request `prompt`): it must see every update in order, and only the
+/// asks; it answers them and carries out the calls that reach it; `audit` records all. Then
+/// the editor closes, and the proxy (or its conductor) ends cleanly.
+pub(crate) fn assert_only_the_real_questions_reach(
+    mut editor: Editor,
+    sandbox: &Sandbox,
+    prompt: u64,
+    audit: &Path,
+) {
     let mut texts = Vec::new();
     let mut tool_calls = Vec::new();
     let mut asks = 0;
@@ -398,18 +451,25 @@ fn the_editor_sees_every_update_in_order_and_only_the_real_questions() {
         [sandbox.workspace.join("notes.txt").display().to_string()],
         "the denied write of ~/.bashrc never reached the editor"
     );
-    let answers = audit_answers(&audit);
-    assert!(answers.contains(&("terraform apply".into(), "reject (editor)".into())));
-    assert!(answers.contains(&("rm -rf ~".into(), "reject".into())));
-    assert!(answers.contains(&("Read /etc/hosts".into(), "allowed (editor)".into())));
+    let written = |path: PathBuf| format!("Write {}", path.display());
+    assert_eq!(
+        audit_answers(audit),
+        [
+            ("rm -rf ~".to_owned(), "reject".to_owned()),
+            ("cargo test".to_owned(), "allow-once".to_owned()),
+            ("terraform apply".to_owned(), "reject (editor)".to_owned()),
+            (
+                written(sandbox.workspace.join("notes.txt")),
+                "allowed".to_owned()
+            ),
+            (written(sandbox.home.join(".bashrc")), "denied".to_owned()),
+            ("Read /etc/hosts".to_owned(), "allowed (editor)".to_owned()),
+        ]
+    );
 
     // The editor closes: the proxy ends cleanly.
-    drop(editor.stdin.take());
-    assert_eq!(editor.wait(), Some(0), "{}", {
-        let mut err = String::new();
-        let _ = std::io::Read::read_to_string(editor.child.stderr.as_mut().unwrap(), &mut err);
-        err
-    });
+    let (code, stderr) = editor.finish();
+    assert_eq!(code, Some(0), "{stderr}");
 }
 
 #[test]
@@ -417,15 +477,7 @@ fn a_cancel_during_a_pending_ask_answers_cancelled_and_reaches_the_agent() {
     let sandbox = Sandbox::new();
     let audit = audit_of(&sandbox);
     let (mut editor, session, prompt) = commands_prompted(&sandbox);
-    let ask = loop {
-        let message = editor.next();
-        if message["method"] == "session/request_permission" {
-            break message;
-        }
-    };
-    editor.send(
-        json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
-    );
+    let ask = editor.cancel_at_the_first_ask(&session);
     let step = loop {
         let message = editor.next();
         if let Some(text) = text_of(&message).filter(|t| t.starts_with("STEP deploy")) {
@@ -656,15 +708,9 @@ fn received(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
 
-#[test]
-fn a_switch_to_a_bypass_mode_reaches_the_agent_only_when_allowed() {
-    let sandbox = Sandbox::new();
-    let (mut editor, agent_got) = recording_agent(&sandbox, &[]);
-    let set_mode = |mode: &str| json!({"sessionId": "s", "modeId": mode});
-
-    // Into bypassPermissions: the chain asks; acp-gate asks the editor, which rejects.
-    let id = editor.request("session/set_mode", set_mode("bypassPermissions"));
-    let seen = editor.until_response(id);
+/// What the editor saw of its switch into `bypassPermissions` (`seen`, up to the answer),
+/// rejecting acp-gate's ask about it: the ask, then an error.
+pub(crate) fn assert_bypass_refused_in_the_editor(seen: &[Value]) {
     let ask = &seen[0];
     assert_eq!(ask["method"], "session/request_permission", "{seen:?}");
     assert_eq!(ask["params"]["toolCall"]["kind"], "switch_mode");
@@ -681,6 +727,17 @@ fn a_switch_to_a_bypass_mode_reaches_the_agent_only_when_allowed() {
             .contains("denied by acp-gate"),
         "{refused}"
     );
+}
+
+#[test]
+fn a_switch_to_a_bypass_mode_reaches_the_agent_only_when_allowed() {
+    let sandbox = Sandbox::new();
+    let (mut editor, agent_got) = recording_agent(&sandbox, &[]);
+    let set_mode = |mode: &str| json!({"sessionId": "s", "modeId": mode});
+
+    // Into bypassPermissions: the chain asks; acp-gate asks the editor, which rejects.
+    let id = editor.request("session/set_mode", set_mode("bypassPermissions"));
+    assert_bypass_refused_in_the_editor(&editor.until_response(id));
 
     // Into plan: let through at once, as the editor sent it.
     let id = editor.request("session/set_mode", set_mode("plan"));

@@ -263,7 +263,7 @@ impl Chain {
                 }
                 Err(error) => Err(error),
             }
-            .map_err(|e| format!("{e:#}"));
+            .map_err(|e| crate::config::place_config_error(&spec, &format!("{e:#}")));
             if let Err(error) = &plugin {
                 notices.push(format!(
                     "handler `{}` ({}:{}) failed to load and counts as {} on every request: {error}",

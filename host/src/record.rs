@@ -207,14 +207,7 @@ pub fn subject(request: &ToolRequest) -> String {
         return command.text();
     }
     match request.paths.first() {
-        Some(path) => request
-            .workspace_roots
-            .iter()
-            .find_map(|root| path.absolute.strip_prefix(root).ok())
-            .filter(|relative| !relative.as_os_str().is_empty())
-            .unwrap_or(&path.absolute)
-            .display()
-            .to_string(),
+        Some(path) => request.shown(&path.absolute),
         None => request.title.clone(),
     }
 }

@@ -94,13 +94,17 @@ impl Prompter {
     ) -> Answer {
         let _turn = self.turn.lock().await;
         let s = self.style;
+        // The action once: a command's own line below says what it runs.
+        let action = match request.command {
+            Some(_) => "run a command".to_owned(),
+            None => request.action(),
+        };
         let mut text = vec![
             String::new(),
             format!(
-                "{} {} {}",
+                "{} {}",
                 s.yellow(&s.bold("? acp-gate: the agent asks to")),
-                s.bold(request.kind.as_str()),
-                request.title
+                s.bold(&printable(&action))
             ),
         ];
         text.extend(details(request, s));
@@ -247,17 +251,19 @@ pub fn kind_name(kind: OptionKind) -> &'static str {
     }
 }
 
-/// The command, the paths and a coloured diff of every proposed change.
+/// The command, the paths (unless the action named the only one) and a coloured diff of every
+/// proposed change.
 fn details(request: &ToolRequest, s: Style) -> Vec<String> {
     let mut lines = Vec::new();
     if let Some(command) = &request.command {
         lines.push(format!("  {} {}", s.dim("$"), s.bold(&command.text())));
         lines.push(format!("  {} {}", s.dim("in"), request.cwd.display()));
     }
-    for path in &request.paths {
+    let named = request.command.is_none() && request.paths.len() == 1;
+    for path in request.paths.iter().filter(|_| !named) {
         lines.push(format!(
             "  {} {}",
-            s.dim(&format!("{:?}", path.access).to_lowercase()),
+            s.dim(path.effect()),
             path.absolute.display()
         ));
     }

@@ -1,6 +1,6 @@
 //! acp-gate on the Agent Client Protocol: the [`gate`] that both front ends share, `run`'s
 //! front end ([`client`], driven by [`session`]) and `proxy`'s ([`proxy`], relaying lines with
-//! [`stream`]).
+//! [`stream`]; in a conductor's chain, framing its successor's messages with [`conductor`]).
 //!
 //! A permission request, `fs/*` or `terminal/create` call is read by the [`gate`] (with what
 //! the [`tracker`] knows of its tool call; [`calls`] reads the client calls), decided by the
@@ -14,6 +14,7 @@
 pub mod ask;
 pub mod calls;
 pub mod client;
+pub mod conductor;
 pub mod fs;
 pub mod gate;
 pub mod orchestrate;

@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use crate::args::OutputFormat;
 use crate::chain::Decision;
-use crate::record::{DecisionLine, DecisionRecord, Escalation, ResolvedBy, subject};
-use crate::request::{RequestSource, ToolRequest};
+use crate::record::{DecisionLine, DecisionRecord, Escalation, ResolvedBy};
+use crate::request::{RequestSource, ToolKind, ToolRequest, said_once};
 use crate::style::Style;
 
 /// What the agent's stream was last doing on stdout.
@@ -213,12 +213,8 @@ impl Output {
                 let call = tool_call.unwrap_or(update);
                 let title = call.get("title").and_then(Value::as_str).unwrap_or("");
                 let tool_kind = call.get("kind").and_then(Value::as_str).unwrap_or("other");
-                self.block(&[format!(
-                    "{} {} {}",
-                    self.out.dim("⏺"),
-                    self.out.dim(tool_kind),
-                    title
-                )]);
+                let said = said_once(ToolKind::parse(tool_kind), title);
+                self.block(&[format!("{} {said}", self.out.dim("⏺"))]);
             }
             _ => {}
         }
@@ -247,10 +243,9 @@ impl Output {
             source => source.method(),
         };
         let mut lines = vec![format!(
-            "  {} {}  {}  {}",
+            "  {} {}  {}",
             s.bold("▶"),
-            s.bold(request.kind.as_str()),
-            subject(request),
+            request.action(),
             s.dim(&format!("({via})"))
         )];
         if self.verbose {
@@ -291,10 +286,9 @@ impl Output {
         let s = self.err;
         let judged = &record.record.judged;
         let mut lines = vec![format!(
-            "{} {} {}",
+            "{} {}",
             s.yellow(&s.bold("ESCALATED")),
-            s.bold(judged.kind.as_str()),
-            judged.title
+            said_once(judged.kind, &judged.subject)
         )];
         lines.push(format!(
             "  nobody could be asked, so acp-gate answered `{}`; session {}, tool call {}",

@@ -19,12 +19,18 @@
 //!
 //! stdout carries protocol messages only; decisions are shown on stderr and recorded in the
 //! audit log, including what the editor answered.
+//!
+//! Started without an agent, the proxy is a component of an ACP conductor's chain
+//! ([`conductor`]): one stream, stdio, carries both sides, the successor's messages wrapped in
+//! `proxy/successor` envelopes. Each line is unwrapped (or not) to the message of one side,
+//! and then gated exactly as above; only how a message to or from the successor is framed
+//! differs.
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -36,8 +42,9 @@ use serde_json::{Value, json};
 use tokio::runtime::Handle;
 use tokio::sync::watch;
 
+use super::conductor::{self, Spelling};
 use super::gate::{Answer, Asked, Gate, Judged, Reply};
-use super::session::PROTOCOLS;
+use super::session::{PROTOCOLS, speaks};
 use super::stream::{Sink, relay_lines};
 use crate::exit;
 use crate::record::{ResolvedBy, subject};
@@ -49,13 +56,21 @@ const EXIT_GRACE: Duration = Duration::from_secs(3);
 /// The ids of acp-gate's own requests to the editor start with this; an agent request whose
 /// id does too is refused, so that answers can never be confused.
 const OWN_ID_PREFIX: &str = "acp-gate/";
+/// A notification that withdraws a request, named by its id on one hop.
+const CANCEL_REQUEST: &str = "$/cancel_request";
+/// How to run acp-gate in a conductor's chain, for messages.
+pub const IN_A_CHAIN: &str = r#"agent-client-protocol-conductor agent "acp-gate proxy" "AGENT""#;
 
 /// Runs the proxy: spawns `agent`, relays between it and the editor on stdio, gates what it
 /// asks, and returns the exit code. `workspace` is where requests of an unknown session run.
+/// Without an agent, runs as a component of a conductor's chain (`serve_in_chain`).
 ///
 /// Each direction is relayed by a thread of its own with blocking reads and writes (a read's
 /// lines are written in one go); only the decisions run as tasks on the async runtime.
 pub async fn serve(gate: Gate, workspace: PathBuf, agent: &[String]) -> Result<u8> {
+    if agent.is_empty() {
+        return serve_in_chain(gate, workspace).await;
+    }
     super::session::check_command(agent).map_err(anyhow::Error::msg)?;
     let mut child = Command::new(&agent[0])
         .args(&agent[1..])
@@ -72,24 +87,9 @@ pub async fn serve(gate: Gate, workspace: PathBuf, agent: &[String]) -> Result<u
         anyhow::bail!("the agent's stdio could not be connected");
     };
 
-    let proxy = Arc::new(Proxy {
-        gate,
-        workspace,
-        sessions: Mutex::default(),
-        opening: Mutex::default(),
-        held: Mutex::default(),
-        answered: Mutex::default(),
-        in_flight: Mutex::default(),
-        cancels: Mutex::default(),
-        withdrawn: Mutex::default(),
-        initialize: Mutex::default(),
-        version: AtomicU64::new(1),
-        refused: AtomicBool::new(false),
-        next_id: AtomicU64::new(1),
-        editor: Sink::new(std::io::stdout()),
-        agent: Sink::new(agent_in),
-        runtime: Handle::current(),
-    });
+    let editor = Arc::new(Sink::new(std::io::stdout()));
+    let agent = Arc::new(Sink::new(agent_in));
+    let proxy = Proxy::new(gate, workspace, editor, agent, Successor::Process);
     let from_editor = tokio::task::spawn_blocking({
         let proxy = proxy.clone();
         move || proxy.relay_editor(std::io::stdin().lock())
@@ -141,7 +141,27 @@ pub async fn serve(gate: Gate, workspace: PathBuf, agent: &[String]) -> Result<u
         signal = terminated() => signal,
     };
     stop_group(group, &mut exited).await;
-    Ok(proxy.gate.exit_code(code))
+    Ok(proxy.exit_code(code))
+}
+
+/// Runs the proxy as a component of a conductor's chain: the conductor is on stdio, and both
+/// the editor's messages and the successor's come from it. Ends when the conductor closes
+/// acp-gate's input (the chain is over) or acp-gate ends the chain (a session it cannot gate).
+async fn serve_in_chain(gate: Gate, workspace: PathBuf) -> Result<u8> {
+    // One stream to the conductor carries what goes to the editor and to the successor.
+    let conductor = Arc::new(Sink::new(std::io::stdout()));
+    let successor = Successor::Conductor(Mutex::default());
+    let proxy = Proxy::new(gate, workspace, conductor.clone(), conductor, successor);
+    let relay = tokio::task::spawn_blocking({
+        let proxy = proxy.clone();
+        move || proxy.relay_conductor(std::io::stdin().lock())
+    });
+    let code = tokio::select! {
+        _ = relay => exit::OK,
+        signal = terminated() => signal,
+    };
+    proxy.editor.close();
+    Ok(proxy.exit_code(code))
 }
 
 /// A session the editor is opening (`session/new`) or reopening (`session/load`,
@@ -187,19 +207,67 @@ struct Proxy {
     /// The agent's requests it withdrew (`$/cancel_request`) while the chain decided them:
     /// answered `cancelled`.
     withdrawn: Mutex<HashSet<String>>,
-    /// The id of the editor's `initialize`, until the agent answers it.
-    initialize: Mutex<Option<String>>,
+    /// The id of the editor's `initialize` and the version it offered, until the agent answers.
+    initialize: Mutex<Option<(String, u64)>>,
     /// The protocol version the editor and the agent agreed on (1 until they have).
     version: AtomicU64,
     /// Set when the agent answered `initialize` with a version acp-gate cannot gate: nothing
     /// more of the agent's reaches the editor.
     refused: AtomicBool,
+    /// The exit code acp-gate ended the session with, when it did (0 until then).
+    ended: AtomicU8,
     next_id: AtomicU64,
-    /// The editor's input (acp-gate's stdout) and the agent's.
-    editor: Sink,
-    agent: Sink,
+    /// The editor's input (acp-gate's stdout) and the agent's: its stdin, or, in a chain, the
+    /// same stdout to the conductor.
+    editor: Arc<Sink>,
+    agent: Arc<Sink>,
+    successor: Successor,
+    /// In a chain: the ids of the requests sent to the successor, not answered yet. An answer
+    /// comes back bare, on the one stream that carries the editor's answers too.
+    to_successor: Mutex<HashSet<String>>,
     /// Where decisions run.
     runtime: Handle,
+}
+
+/// Who is behind acp-gate: the agent it started, or the rest of a conductor's chain.
+enum Successor {
+    /// Messages go to the agent's stdin as they are.
+    Process,
+    /// Requests and notifications go to the conductor in `proxy/successor` envelopes, spelt
+    /// as its `proxy/initialize` was; answers go bare.
+    Conductor(Mutex<Spelling>),
+}
+
+impl Proxy {
+    fn new(
+        gate: Gate,
+        workspace: PathBuf,
+        editor: Arc<Sink>,
+        agent: Arc<Sink>,
+        successor: Successor,
+    ) -> Arc<Proxy> {
+        Arc::new(Proxy {
+            gate,
+            workspace,
+            sessions: Mutex::default(),
+            opening: Mutex::default(),
+            held: Mutex::default(),
+            answered: Mutex::default(),
+            in_flight: Mutex::default(),
+            cancels: Mutex::default(),
+            withdrawn: Mutex::default(),
+            initialize: Mutex::default(),
+            version: AtomicU64::new(1),
+            refused: AtomicBool::new(false),
+            ended: AtomicU8::new(0),
+            next_id: AtomicU64::new(1),
+            editor,
+            agent,
+            successor,
+            to_successor: Mutex::default(),
+            runtime: Handle::current(),
+        })
+    }
 }
 
 /// Which end of the proxy a message came from.
@@ -251,194 +319,351 @@ impl Proxy {
     fn relay_editor(self: &Arc<Self>, from: impl std::io::Read) {
         relay_lines(from, &self.agent, |line| {
             // The editor is trusted: what the proxy cannot read still goes to the agent.
-            let Some((text, envelope)) = std::str::from_utf8(line)
+            match std::str::from_utf8(line)
                 .ok()
                 .and_then(|text| Some((text, serde_json::from_str::<Envelope<'_>>(text).ok()?)))
-            else {
-                return true;
-            };
-            match (&envelope.method, envelope.id) {
-                (Some(method), Some(id)) if method == "initialize" => {
-                    *lock(&self.initialize) = Some(id.get().to_owned());
+            {
+                Some((text, envelope)) => self.editor_to_agent(text, &envelope),
+                None => true,
+            }
+        });
+    }
+
+    /// A message of the editor's: gated, or noted, and queued for the agent when it goes on.
+    /// Always false: what the agent gets is queued here, framed for the successor.
+    fn editor_to_agent(self: &Arc<Self>, text: &str, envelope: &Envelope<'_>) -> bool {
+        if self.from_editor(text, envelope) {
+            self.push_to_agent(text, envelope);
+        }
+        false
+    }
+
+    /// What the proxy does with a message of the editor's; true when it goes on to the agent.
+    fn from_editor(self: &Arc<Self>, text: &str, envelope: &Envelope<'_>) -> bool {
+        match (&envelope.method, envelope.id) {
+            (Some(method), Some(id)) if method == "initialize" => {
+                let offered = params_of(envelope)
+                    .get("protocolVersion")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(1);
+                *lock(&self.initialize) = Some((id.get().to_owned(), offered));
+            }
+            (Some(method), Some(id)) if Spelling::of_initialize(method).is_some() => {
+                // A conductor initializes its proxies so; this one has an agent of its own.
+                self.misused(
+                    id,
+                    format!(
+                        "acp-gate proxy was started with an agent command, and a conductor \
+                         initialized it as a proxy of its chain (`{method}`): in a chain, start \
+                         it without one ({IN_A_CHAIN})"
+                    ),
+                );
+                return false;
+            }
+            (Some(method), Some(id))
+                if method.starts_with("session/set_")
+                    && let Some(asked) = self.gate.read_editor(method, &params_of(envelope)) =>
+            {
+                let gated = self.gated_as(Side::Editor, id, envelope, text, asked);
+                let proxy = self.clone();
+                self.runtime.spawn(async move { proxy.decide(gated).await });
+                return false;
+            }
+            (Some(method), id)
+                if matches!(
+                    method.as_ref(),
+                    "session/new" | "session/load" | "session/resume"
+                ) =>
+            {
+                let params = params_of(envelope);
+                let session = params.get("sessionId").and_then(Value::as_str);
+                if let Some(cwd) = params.get("cwd").and_then(Value::as_str) {
+                    if let Some(session) = session {
+                        lock(&self.sessions).insert(session.to_owned(), cwd.into());
+                    }
+                    // The answer says the mode the session is in.
+                    if let Some(id) = id {
+                        let opening = Opening {
+                            method: method.clone().into_owned(),
+                            cwd: cwd.into(),
+                            session: session.map(str::to_owned),
+                        };
+                        lock(&self.opening).insert(id.get().to_owned(), opening);
+                    }
                 }
-                (Some(method), Some(id))
-                    if method.starts_with("session/set_")
-                        && let Some(asked) =
-                            self.gate.read_editor(method, &params_of(&envelope)) =>
+            }
+            (Some(method), None) if method == "session/cancel" => {
+                if let Some(session) = params_of(envelope).get("sessionId").and_then(Value::as_str)
                 {
-                    let gated = self.gated_as(Side::Editor, id, &envelope, text, asked);
-                    let proxy = self.clone();
-                    self.runtime.spawn(async move { proxy.decide(gated).await });
+                    self.cancel(session);
+                }
+            }
+            (None, Some(id)) => {
+                let key = id.get();
+                let held = lock(&self.held).remove(key);
+                if let Some(held) = held {
+                    self.editor_answered(held, envelope.result);
                     return false;
                 }
-                (Some(method), id)
-                    if matches!(
-                        method.as_ref(),
-                        "session/new" | "session/load" | "session/resume"
-                    ) =>
-                {
-                    let params = params_of(&envelope);
-                    let session = params.get("sessionId").and_then(Value::as_str);
-                    if let Some(cwd) = params.get("cwd").and_then(Value::as_str) {
-                        if let Some(session) = session {
-                            lock(&self.sessions).insert(session.to_owned(), cwd.into());
-                        }
-                        // The answer says the mode the session is in.
-                        if let Some(id) = id {
-                            let opening = Opening {
-                                method: method.clone().into_owned(),
-                                cwd: cwd.into(),
-                                session: session.map(str::to_owned),
-                            };
-                            lock(&self.opening).insert(id.get().to_owned(), opening);
-                        }
-                    }
+                if lock(&self.answered).remove(key) {
+                    return false;
                 }
-                (Some(method), None) if method == "session/cancel" => {
-                    if let Some(session) = params_of(&envelope)
-                        .get("sessionId")
-                        .and_then(Value::as_str)
-                    {
-                        self.cancel(session);
-                    }
-                }
-                (None, Some(id)) => {
-                    let key = id.get();
-                    let held = lock(&self.held).remove(key);
-                    if let Some(held) = held {
-                        self.editor_answered(held, envelope.result);
-                        return false;
-                    }
-                    if lock(&self.answered).remove(key) {
-                        return false;
-                    }
-                }
-                _ => {}
             }
-            true
+            _ => {}
+        }
+        true
+    }
+
+    /// Queues `line`, a message of the editor's or of acp-gate's (`envelope` is its reading),
+    /// for the agent: as it is to an agent process; in a chain, a request or notification in
+    /// a `proxy/successor` envelope. A cancellation names a request of this hop: it goes bare.
+    fn push_to_agent(&self, line: &str, envelope: &Envelope<'_>) {
+        let Successor::Conductor(spelling) = &self.successor else {
+            return self.agent.push(line.as_bytes());
+        };
+        match envelope.method.as_deref() {
+            Some(method) if method != CANCEL_REQUEST => {
+                if let Some(id) = envelope.id {
+                    lock(&self.to_successor).insert(id.get().to_owned());
+                }
+                let spelling = *lock(spelling);
+                let wrapped = conductor::wrap(spelling, envelope.id, method, envelope.params);
+                self.agent.push(wrapped.as_bytes());
+            }
+            _ => self.agent.push(line.as_bytes()),
+        }
+    }
+
+    /// Sends `line`, a message of the editor's or of acp-gate's, to the agent now.
+    fn send_to_agent(&self, line: &str) {
+        match serde_json::from_str::<Envelope<'_>>(line) {
+            Ok(envelope) => self.push_to_agent(line, &envelope),
+            Err(_) => self.agent.push(line.as_bytes()),
+        }
+        let _ = self.agent.flush();
+    }
+
+    /// In a chain: conductor -> acp-gate, until the conductor closes its end. Each line is a
+    /// message of the successor's (in an envelope, or the bare answer to a request acp-gate
+    /// sent it) or of the editor's, and goes where that side's would.
+    fn relay_conductor(self: &Arc<Self>, from: impl std::io::Read) {
+        relay_lines(from, &self.editor, |line| {
+            let Some((text, mut envelope)) = std::str::from_utf8(line)
+                .ok()
+                .and_then(|text| Some((text, agent_envelope(text)?)))
+            else {
+                // Whose it is cannot be told: it reaches neither side.
+                let shown: String = String::from_utf8_lossy(line).chars().take(200).collect();
+                self.gate.output.error(&format!(
+                    "the conductor sent a line that is not one JSON-RPC message; not forwarded: {shown}"
+                ));
+                return false;
+            };
+            match (envelope.method.as_deref(), envelope.id) {
+                (Some(method), id) if conductor::is_successor(method) => {
+                    match conductor::unwrap(id, envelope.params) {
+                        Ok(message) => {
+                            if self.from_agent(message.as_bytes()) {
+                                self.editor.push(message.as_bytes());
+                            }
+                        }
+                        Err(why) => {
+                            self.gate
+                                .output
+                                .error(&format!("the conductor sent {why}; not forwarded"));
+                            if let Some(id) = id {
+                                self.refuse(id, why);
+                            }
+                        }
+                    }
+                    false
+                }
+                (Some(method), Some(_)) if let Some(spelling) = Spelling::of_initialize(method) => {
+                    if let Successor::Conductor(spelt) = &self.successor {
+                        *lock(spelt) = spelling;
+                    }
+                    // To the successor, it is the editor's `initialize`.
+                    envelope.method = Some("initialize".into());
+                    self.editor_to_agent(text, &envelope)
+                }
+                (Some("initialize"), Some(id)) => {
+                    self.misused(
+                        id,
+                        format!(
+                            "acp-gate proxy was started without an agent command, so it runs as \
+                             a proxy of an ACP conductor's chain, but its client sent `initialize`, \
+                             not `proxy/initialize`: give the agent's command (acp-gate proxy -- \
+                             AGENT [ARGS]), or run acp-gate in a conductor's chain ({IN_A_CHAIN})"
+                        ),
+                    );
+                    false
+                }
+                // Cancellations on this hop name a request of either side's (the conductor
+                // numbers both): the agent's are withdrawn, and any other goes on bare.
+                (Some(CANCEL_REQUEST), None) => self.from_agent(line),
+                (None, Some(id)) if lock(&self.to_successor).remove(id.get()) => {
+                    self.from_agent(line)
+                }
+                _ => self.editor_to_agent(text, &envelope),
+            }
         });
+    }
+
+    /// Refuses the editor's request `id` for a proxy started the wrong way: shows `why`, answers
+    /// it with an error saying so, and ends with exit code 2.
+    fn misused(&self, id: &RawValue, why: String) {
+        self.gate.output.error(&why);
+        self.end_with(id, Error::invalid_request().data(json!(why)), exit::USAGE);
+    }
+
+    /// Answers the editor's request `id` with `error` instead of relaying it, and ends the
+    /// session with `code`: the agent's input is closed (in a chain, the conductor's).
+    fn end_with(&self, id: &RawValue, error: Error, code: u8) {
+        self.ended.store(code, Ordering::Relaxed);
+        let _ = self
+            .editor
+            .send(&json!({ "jsonrpc": "2.0", "id": id, "error": error }).to_string());
+        self.agent.close();
+    }
+
+    /// The exit code: the one acp-gate ended with, else `code` as the gate sees it.
+    fn exit_code(&self, code: u8) -> u8 {
+        match self.ended.load(Ordering::Relaxed) {
+            0 => self.gate.exit_code(code),
+            ended => ended,
+        }
     }
 
     /// Agent -> editor, until the agent closes its end.
     fn relay_agent(self: &Arc<Self>, from: impl std::io::Read) {
-        relay_lines(from, &self.editor, |line| {
-            let read = std::str::from_utf8(line)
-                .ok()
-                .and_then(|text| Some((text, agent_envelope(text)?)));
-            if self.refused.load(Ordering::Relaxed) {
-                return false;
-            }
-            let Some((text, envelope)) = read else {
-                // What the gate cannot read could be a request it did not see: not forwarded.
-                let shown: String = String::from_utf8_lossy(line).chars().take(200).collect();
+        relay_lines(from, &self.editor, |line| self.from_agent(line));
+    }
+
+    /// What the proxy does with a line of the agent's; true when it goes on to the editor as
+    /// it is.
+    fn from_agent(self: &Arc<Self>, line: &[u8]) -> bool {
+        let read = std::str::from_utf8(line)
+            .ok()
+            .and_then(|text| Some((text, agent_envelope(text)?)));
+        if self.refused.load(Ordering::Relaxed) {
+            return false;
+        }
+        let Some((text, envelope)) = read else {
+            // What the gate cannot read could be a request it did not see: not forwarded.
+            let shown: String = String::from_utf8_lossy(line).chars().take(200).collect();
+            self.gate.output.error(&format!(
+                "the agent sent a line that is not one JSON-RPC message; not forwarded: {shown}"
+            ));
+            return false;
+        };
+        match (&envelope.method, envelope.id) {
+            (Some(method), None) if self.gate.read(method, Value::Null).is_some() => {
+                // Without an id it cannot be answered, and an editor might still act on it.
                 self.gate.output.error(&format!(
-                    "the agent sent a line that is not one JSON-RPC message; not forwarded: {shown}"
+                    "the agent sent `{method}` without an id; not forwarded"
                 ));
                 return false;
-            };
-            match (&envelope.method, envelope.id) {
-                (Some(method), None) if self.gate.read(method, Value::Null).is_some() => {
-                    // Without an id it cannot be answered, and an editor might still act on it.
-                    self.gate.output.error(&format!(
-                        "the agent sent `{method}` without an id; not forwarded"
-                    ));
-                    return false;
-                }
-                (Some(method), None) if method == "$/cancel_request" => {
-                    return self.withdraw(&params_of(&envelope));
-                }
-                (Some(method), None) if method == "session/update" => {
-                    // Only tool calls and switches of mode are read; the rest is relayed
-                    // without a parse. (`\\u` too: a name spelt with escapes must not slip past.)
-                    let mentions = |what| envelope.params.is_some_and(|p| p.get().contains(what));
-                    let switch =
-                        mentions("current_mode_update") || mentions("config_option_update");
-                    if switch || mentions("tool_call") || mentions("\\u") {
-                        let params = params_of(&envelope);
-                        if let Some(update) = params.get("update") {
-                            self.gate.observe(update);
-                            let session = params.get("sessionId").and_then(Value::as_str);
-                            if let Some(session) = session
-                                && let Some(reported) = self.gate.reported(session, update)
-                            {
-                                self.forward_and_report(text, session, reported);
-                                return false;
-                            }
+            }
+            (Some(method), None) if method == CANCEL_REQUEST => {
+                return self.withdraw(&params_of(&envelope));
+            }
+            (Some(method), None) if method == "session/update" => {
+                // Only tool calls and switches of mode are read; the rest is relayed
+                // without a parse. (`\\u` too: a name spelt with escapes must not slip past.)
+                let mentions = |what| envelope.params.is_some_and(|p| p.get().contains(what));
+                let switch = mentions("current_mode_update") || mentions("config_option_update");
+                if switch || mentions("tool_call") || mentions("\\u") {
+                    let params = params_of(&envelope);
+                    if let Some(update) = params.get("update") {
+                        self.gate.observe(update);
+                        let session = params.get("sessionId").and_then(Value::as_str);
+                        if let Some(session) = session
+                            && let Some(reported) = self.gate.reported(session, update)
+                        {
+                            self.forward_and_report(text, session, reported);
+                            return false;
                         }
                     }
                 }
-                (Some(method), Some(id)) => {
-                    if id.get().starts_with(&format!("\"{OWN_ID_PREFIX}")) {
-                        self.refuse(id, format!(
+            }
+            (Some(method), Some(id)) => {
+                if id.get().starts_with(&format!("\"{OWN_ID_PREFIX}")) {
+                    self.refuse(
+                        id,
+                        format!(
                             "request ids starting with `{OWN_ID_PREFIX}` are reserved by acp-gate"
+                        ),
+                    );
+                    return false;
+                }
+                if let Some(gated) = self.gated(method, id, &envelope, text) {
+                    if !lock(&self.in_flight).insert(id.get().to_owned()) {
+                        // Two answers on one id could be matched to either request: the
+                        // second is refused and never decided; the first goes on.
+                        self.gate.output.error(&format!(
+                            "the agent sent `{method}` with id {}, which a request still in flight has; refused",
+                            id.get()
+                        ));
+                        self.refuse(id, format!(
+                            "request id {} is already in use by a request acp-gate has not answered",
+                            id.get()
                         ));
                         return false;
                     }
-                    if let Some(gated) = self.gated(method, id, &envelope, text) {
-                        if !lock(&self.in_flight).insert(id.get().to_owned()) {
-                            // Two answers on one id could be matched to either request: the
-                            // second is refused and never decided; the first goes on.
-                            self.gate.output.error(&format!(
-                                "the agent sent `{method}` with id {}, which a request still in flight has; refused",
-                                id.get()
-                            ));
-                            self.refuse(id, format!(
-                                "request id {} is already in use by a request acp-gate has not answered",
-                                id.get()
-                            ));
-                            return false;
-                        }
-                        let proxy = self.clone();
-                        self.runtime.spawn(async move { proxy.decide(gated).await });
+                    let proxy = self.clone();
+                    self.runtime.spawn(async move { proxy.decide(gated).await });
+                    return false;
+                }
+            }
+            (None, Some(id)) => {
+                let initialize = lock(&self.initialize).take_if(|(init, _)| init == id.get());
+                if let Some((_, offered)) = initialize {
+                    return self.negotiated(id, &envelope, offered);
+                }
+                let opened = lock(&self.opening).remove(id.get());
+                let result = || {
+                    envelope
+                        .result
+                        .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
+                };
+                if let Some(opening) = opened
+                    && let Some(result) = result()
+                    && let Some(session) = opening
+                        .session
+                        .or_else(|| Some(result.get("sessionId")?.as_str()?.to_owned()))
+                {
+                    lock(&self.sessions).insert(session.clone(), opening.cwd);
+                    if let Some(mode) = self.gate.opened(&session, &opening.method, &result) {
+                        self.forward_and_report(text, &session, mode);
                         return false;
                     }
                 }
-                (None, Some(id)) => {
-                    if lock(&self.initialize)
-                        .take_if(|init| init == id.get())
-                        .is_some()
-                    {
-                        return self.negotiated(id, &envelope);
-                    }
-                    let opened = lock(&self.opening).remove(id.get());
-                    let result = || {
-                        envelope
-                            .result
-                            .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
-                    };
-                    if let Some(opening) = opened
-                        && let Some(result) = result()
-                        && let Some(session) = opening
-                            .session
-                            .or_else(|| Some(result.get("sessionId")?.as_str()?.to_owned()))
-                    {
-                        lock(&self.sessions).insert(session.clone(), opening.cwd);
-                        if let Some(mode) = self.gate.opened(&session, &opening.method, &result) {
-                            self.forward_and_report(text, &session, mode);
-                            return false;
-                        }
-                    }
-                }
-                _ => {}
             }
-            true
-        });
+            _ => {}
+        }
+        true
     }
 
-    /// The agent's answer to the editor's `initialize`: the version they agreed on is noted;
-    /// one acp-gate cannot gate is refused to both sides (the editor gets an error instead of
-    /// the answer, the agent's input is closed) and the proxy exits 4. True to forward it.
-    fn negotiated(&self, id: &RawValue, envelope: &Envelope<'_>) -> bool {
+    /// The agent's answer to the editor's `initialize`, which offered version `offered`: the
+    /// version they agreed on is noted (a newer one than offered, with a notice: the editor
+    /// decides whether it goes on); one acp-gate cannot gate is refused to both sides (the
+    /// editor gets an error instead of the answer, the agent's input is closed) and the proxy
+    /// exits 4. True to forward it.
+    fn negotiated(&self, id: &RawValue, envelope: &Envelope<'_>, offered: u64) -> bool {
         let result = envelope
             .result
             .and_then(|r| serde_json::from_str::<Value>(r.get()).ok());
         let Some(answered) = result.as_ref().and_then(|r| r.get("protocolVersion")) else {
             return true;
         };
-        if let Some(version) = answered
-            .as_u64()
-            .filter(|v| PROTOCOLS.contains(&(*v as u16)))
-        {
+        if let Some(version) = answered.as_u64().filter(|v| speaks(*v)) {
+            if version > offered {
+                self.gate.output.notice(&format!(
+                    "the agent answered `initialize` with ACP protocol version {version} to the \
+                     editor's offer of version {offered}; acp-gate gates the session in version \
+                     {version} if the editor goes on"
+                ));
+            }
             self.version.store(version, Ordering::Relaxed);
             return true;
         }
@@ -451,10 +676,7 @@ impl Proxy {
         self.gate.refuse_protocol(&message);
         self.refused.store(true, Ordering::Relaxed);
         let error = Error::internal_error().data(json!(message));
-        let _ = self
-            .editor
-            .send(&json!({ "jsonrpc": "2.0", "id": id, "error": error }).to_string());
-        self.agent.close();
+        self.end_with(id, error, exit::AGENT_FAILED);
         false
     }
 
@@ -479,7 +701,7 @@ impl Proxy {
             let held = lock(&self.held).remove(&own);
             if let Some(held) = held {
                 lock(&self.answered).insert(own.clone());
-                let cancel = json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": serde_json::from_str::<Value>(&own).unwrap_or_default()}});
+                let cancel = json!({"jsonrpc": "2.0", "method": CANCEL_REQUEST, "params": {"requestId": serde_json::from_str::<Value>(&own).unwrap_or_default()}});
                 let _ = self.editor.send(&cancel.to_string());
                 self.cancelled(held.origin, &held.agent_id, &held.judged);
             }
@@ -575,7 +797,7 @@ impl Proxy {
                 if outcome == Verdict::Deny {
                     proxy.cancel(&session);
                     let cancel = json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}});
-                    let _ = proxy.agent.send(&cancel.to_string());
+                    proxy.send_to_agent(&cancel.to_string());
                 }
             });
         });
@@ -636,9 +858,7 @@ impl Proxy {
                 lock(&self.in_flight).remove(id.get());
                 let _ = self.editor.send(line);
             }
-            (Reply::Proceed, Side::Editor) => {
-                let _ = self.agent.send(line);
-            }
+            (Reply::Proceed, Side::Editor) => self.send_to_agent(line),
             (reply, origin) => self.answer(origin, id, reply),
         }
     }

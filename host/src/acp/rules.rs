@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::chain::Decision;
-use crate::request::{ToolKind, ToolRequest};
+use crate::request::{ToolKind, ToolRequest, said_once};
 use crate::verdict::Verdict;
 
 /// One remembered answer.
@@ -62,9 +62,7 @@ impl SessionRule {
     pub fn describe(&self) -> String {
         match &self.subject {
             Subject::Command(command) => format!("{} `{command}`", self.kind.as_str()),
-            Subject::Target { paths, title } if paths.is_empty() => {
-                format!("{} \"{title}\"", self.kind.as_str())
-            }
+            Subject::Target { paths, title } if paths.is_empty() => said_once(self.kind, title),
             Subject::Target { paths, .. } => {
                 let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
                 format!("{} {}", self.kind.as_str(), shown.join(", "))

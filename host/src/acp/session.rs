@@ -52,6 +52,11 @@ static ELICITATION: std::sync::LazyLock<Value> =
 /// The protocol versions acp-gate speaks.
 pub const PROTOCOLS: std::ops::RangeInclusive<u16> = 1..=2;
 
+/// Whether acp-gate speaks protocol `version` (as an `initialize` answer gives it).
+pub fn speaks(version: u64) -> bool {
+    u16::try_from(version).is_ok_and(|v| PROTOCOLS.contains(&v))
+}
+
 /// Where the session is, to explain a connection that ends under it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -221,22 +226,24 @@ async fn drive(
         &mut interrupts,
     )
     .await?;
-    let answered = agent.get("protocolVersion").and_then(Value::as_u64);
-    let version = match answered {
-        Some(version) if version <= u64::from(offered) && PROTOCOLS.contains(&(version as u16)) => {
+    // An agent that answers a newer version than offered speaks only that one: acp-gate goes
+    // on in it when it can gate it (v2 has no client methods: everything is asked).
+    let version = match agent.get("protocolVersion").and_then(Value::as_u64) {
+        Some(version) if speaks(version) => {
+            if version > u64::from(offered) {
+                client.gate.output.notice(&format!(
+                    "the agent answered `initialize` with ACP protocol version {version} to \
+                     acp-gate's offer of version {offered}: going on in version {version} \
+                     (--protocol {version} offers it from the start)"
+                ));
+            }
             version as u16
         }
         _ => {
             let answered = agent.get("protocolVersion").unwrap_or(&Value::Null);
-            let hint = match answered.as_u64() {
-                Some(v) if v > u64::from(offered) && PROTOCOLS.contains(&(v as u16)) => {
-                    format!("; try --protocol {v}")
-                }
-                _ => String::new(),
-            };
             return Err(Stop::Agent(format!(
                 "the agent answered `initialize` with ACP protocol version {answered}; acp-gate \
-                 offered version {offered} (it speaks versions {} and {}){hint}",
+                 offered version {offered} (it speaks versions {} and {})",
                 PROTOCOLS.start(),
                 PROTOCOLS.end()
             )));

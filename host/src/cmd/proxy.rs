@@ -1,5 +1,7 @@
-//! `acp-gate proxy`: between an editor and its agent (see [`crate::acp::proxy`]).
+//! `acp-gate proxy`: between an editor and its agent, or a proxy of a conductor's chain (see
+//! [`crate::acp::proxy`]).
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -7,8 +9,10 @@ use clap::Args;
 
 use crate::acp::gate::Gate;
 use crate::acp::output::Output;
+use crate::acp::proxy::IN_A_CHAIN;
 use crate::args::{OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
+use crate::exit;
 
 #[derive(Args, Debug)]
 pub struct ProxyArgs {
@@ -20,14 +24,23 @@ pub struct ProxyArgs {
     /// How decisions are shown on stderr.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
-    /// The agent's command and arguments.
-    #[arg(last = true, required = true, value_name = "AGENT")]
+    /// The agent's command and arguments. Without one, acp-gate is a proxy of an ACP
+    /// conductor's chain (`agent-client-protocol-conductor agent "acp-gate proxy" "AGENT"`).
+    #[arg(last = true, value_name = "AGENT")]
     pub agent: Vec<String>,
 }
 
 pub async fn proxy(args: ProxyArgs) -> Result<u8> {
-    let options = super::load_options(&args.policy)?;
     let output = Output::on_stderr(args.format);
+    if args.agent.is_empty() && std::io::stdin().is_terminal() {
+        // Nobody types JSON-RPC: this is not a conductor.
+        output.error(&format!(
+            "acp-gate proxy needs the agent's command (acp-gate proxy -- AGENT [ARGS]), unless \
+             an ACP conductor starts it as a proxy of its chain ({IN_A_CHAIN})"
+        ));
+        return Ok(exit::USAGE);
+    }
+    let options = super::load_options(&args.policy)?;
     let chain = crate::load_chain(&options).await?;
     let audit = AuditLog::open(&args.audit.unwrap_or_else(AuditLog::default_path))?;
     let gate = Gate::new(chain, audit, output);

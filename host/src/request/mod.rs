@@ -135,7 +135,27 @@ pub struct PathRef {
     pub raw: String,
     pub absolute: PathBuf,
     pub access: Access,
+    /// Where the host found it, qualified by [`LISTING`] or [`REACH`] (see `wit/plugin.wit`).
     pub origin: String,
+}
+
+/// The `origin` prefix of a path whose names only the tool reads (a listing, a glob's matches).
+pub const LISTING: &str = "listing:";
+/// The `origin` prefix of a file a recursive search may read without naming it.
+pub const REACH: &str = "reach:";
+
+impl PathRef {
+    /// What the request does to the path, as a verb: `list`, `may read`, `read`, `write`,
+    /// `delete`.
+    pub fn effect(&self) -> &'static str {
+        match self.access {
+            Access::Read if self.origin.starts_with(LISTING) => "list",
+            Access::Read if self.origin.starts_with(REACH) => "may read",
+            Access::Read => "read",
+            Access::Write => "write",
+            Access::Delete => "delete",
+        }
+    }
 }
 
 /// A proposed file change.
@@ -221,8 +241,8 @@ pub struct ToolRequest {
 
 impl ToolRequest {
     /// What the request does, whoever asks and whenever: its kind, tool, command, working
-    /// directory, paths with their access and the text it writes. A grant of an escalation
-    /// lets exactly this through once.
+    /// directory, paths with what it does to each (a listing is not a read) and the text it
+    /// writes. A grant of an escalation lets exactly this through once.
     pub fn fingerprint(&self) -> String {
         let facts = json!({
             "kind": self.kind,
@@ -230,10 +250,51 @@ impl ToolRequest {
             "source": self.source,
             "command": self.command.as_ref().map(CommandLine::text),
             "cwd": self.cwd,
-            "paths": self.paths.iter().map(|p| (&p.absolute, p.access)).collect::<Vec<_>>(),
+            "paths": self.paths.iter().map(|p| (&p.absolute, p.effect())).collect::<Vec<_>>(),
             "writes": self.diffs.iter().map(|d| (&d.path, &d.new_text)).collect::<Vec<_>>(),
         });
         crate::digest::sha256_hex(facts.to_string().as_bytes())
+    }
+
+    /// `path` as a person reads it: relative inside a workspace root, else absolute.
+    pub fn shown(&self, path: &Path) -> String {
+        self.workspace_roots
+            .iter()
+            .find_map(|root| path.strip_prefix(root).ok())
+            .filter(|relative| !relative.as_os_str().is_empty())
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    }
+
+    /// What the request does, said once, as a verb and what it acts on: `run` and the
+    /// command; `move` and both ends; for paths, what is done to the first (`read`, `list`,
+    /// `search`, `write`, `delete`) and how many more there are; else the kind's verb and the
+    /// title, whose first word is dropped when it says the verb again (`Fetch https://...`
+    /// is `fetch https://...`, not `fetch Fetch https://...`).
+    pub fn action(&self) -> String {
+        if let Some(command) = &self.command {
+            return format!("run {}", command.text());
+        }
+        let end = |access| self.paths.iter().find(|p| p.access == access);
+        if let (ToolKind::Move, Some(from), Some(to)) =
+            (self.kind, end(Access::Delete), end(Access::Write))
+        {
+            let (from, to) = (self.shown(&from.absolute), self.shown(&to.absolute));
+            return format!("move {from} to {to}");
+        }
+        if let Some(first) = self.paths.first() {
+            let verb = match (self.kind, first.effect()) {
+                (ToolKind::Search, "read") => "search",
+                (_, effect) => effect,
+            };
+            let more = match self.paths.len() - 1 {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            return format!("{verb} {}{more}", self.shown(&first.absolute));
+        }
+        said_once(self.kind, &self.title)
     }
 
     /// The W3C trace context the agent sent with the request (`_meta.traceparent`,
@@ -302,6 +363,42 @@ impl ToolRequest {
             self.cwd = absolute;
         }
     }
+}
+
+/// What a request of `kind` about `text` (its title, or a command or path) does, said once:
+/// the text itself when its first word is already one of the kind's verbs (`Write a.rs`,
+/// `Find ...`; `Fetching content from: URL` is `fetch URL`), else the kind's verb before it
+/// (never `fetch Fetch https://...`).
+pub fn said_once(kind: ToolKind, text: &str) -> String {
+    let (verbs, lead): (&[&str], &str) = match kind {
+        ToolKind::Read => (&["read", "view"], "read"),
+        ToolKind::Edit => (&["edit", "write", "create", "replace", "update"], "edit"),
+        ToolKind::Delete => (&["delete", "remove"], "delete"),
+        ToolKind::Move => (&["move", "rename"], "move"),
+        ToolKind::Search => (&["search", "find", "grep", "list", "glob"], "search"),
+        ToolKind::Execute => (&["run", "execute"], "run"),
+        ToolKind::Fetch => (&["fetch", "get", "download"], "fetch"),
+        ToolKind::Think => (&[], "think:"),
+        ToolKind::SwitchMode => (&["switch"], "switch mode:"),
+        ToolKind::Other => (&[], "use a tool:"),
+    };
+    let text = text.trim();
+    if let Some((first, rest)) = text.split_once(char::is_whitespace) {
+        let first = first.to_ascii_lowercase();
+        let gerund = |verb: &str| format!("{}ing", verb.strip_suffix('e').unwrap_or(verb));
+        let rest = rest.trim_start();
+        let rest = rest
+            .strip_prefix("content from:")
+            .unwrap_or(rest)
+            .trim_start();
+        if let (Some(verb), false) = (
+            verbs.iter().find(|v| first == **v || first == gerund(v)),
+            rest.is_empty(),
+        ) {
+            return format!("{verb} {rest}");
+        }
+    }
+    format!("{lead} {text}")
 }
 
 fn str_field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a str> {

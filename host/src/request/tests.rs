@@ -462,3 +462,230 @@ fn v2_subjects_read_as_the_tool_calls_they_describe() {
         );
     }
 }
+
+/// The origins of `r`'s paths.
+fn origins(r: &ToolRequest) -> Vec<&str> {
+    r.paths.iter().map(|p| p.origin.as_str()).collect()
+}
+
+#[test]
+fn listing_tools_read_names_only_whoever_sends_them() {
+    // Claude Code's LS and Glob: by the adapter's titles, or by their names.
+    let ls = claude(
+        "List the `/home/u/.ssh` directory's contents",
+        json!({"path": "/home/u/.ssh"}),
+    );
+    assert_eq!(touched(&ls), [("/home/u/.ssh".to_owned(), Access::Read)]);
+    assert_eq!(origins(&ls), ["listing:raw-input.path"]);
+    let named = normalise(
+        json!({"toolCall": {"toolCallId": "t", "name": "LS", "title": "LS", "rawInput": {"path": "~/.aws"}}}),
+        None,
+    );
+    assert_eq!(
+        (named.kind, origins(&named)[0]),
+        (ToolKind::Search, "listing:raw-input.path")
+    );
+    let glob = claude("Find `~/.ssh/id_*`", json!({"pattern": "~/.ssh/id_*"}));
+    assert!(
+        origins(&glob).iter().all(|o| o.starts_with(LISTING)),
+        "{glob:?}"
+    );
+    // Gemini CLI's list_directory names its directory only in its title; Codex's list_dir.
+    let gemini = normalise(
+        json!({"toolCall": {"toolCallId": "list_directory-1732431234567", "kind": "search", "title": "../other", "locations": []}}),
+        None,
+    );
+    assert_eq!(touched(&gemini), [("/other".to_owned(), Access::Read)]);
+    assert_eq!(origins(&gemini), ["listing:title"]);
+    let codex = normalise(
+        json!({"toolCall": {"toolCallId": "c", "name": "list_dir", "title": "src", "rawInput": {"dir_path": "src", "depth": 2}}}),
+        None,
+    );
+    assert_eq!(origins(&codex), ["listing:raw-input.dir_path"]);
+    // Reading contents is not listing: Read, a grep, an MCP tool with a path.
+    for reader in [
+        claude(
+            "Read /home/u/.ssh/config",
+            json!({"file_path": "/home/u/.ssh/config"}),
+        ),
+        claude(
+            "grep \"k\" /home/u/.ssh",
+            json!({"pattern": "k", "path": "/home/u/.ssh"}),
+        ),
+        claude(
+            "List secrets",
+            json!({"path": "/home/u/.ssh", "output_mode": "content"}),
+        ),
+        normalise(
+            json!({"toolCall": {"toolCallId": "t", "name": "mcp__fs__list", "title": "List", "rawInput": {"path": "/home/u/.ssh"}}}),
+            None,
+        ),
+    ] {
+        assert!(
+            origins(&reader).iter().all(|o| !o.starts_with(LISTING)),
+            "{reader:?}"
+        );
+    }
+}
+
+#[test]
+fn a_content_search_may_read_the_hidden_files_of_its_directory() {
+    let ws = tempfile::tempdir().unwrap();
+    for name in [".env", ".gitignore", ".eslintrc.json", "README.md"] {
+        std::fs::write(ws.path().join(name), "x").unwrap();
+    }
+    std::fs::create_dir(ws.path().join(".github")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", ws.path().join(".link")).unwrap();
+    let mut ctx = ctx();
+    ctx.cwd = ws.path().to_path_buf();
+    ctx.workspace_roots = vec![ws.path().to_path_buf()];
+    let search = |input: Value, name: &str| {
+        let params = json!({"toolCall": {"toolCallId": "t", "name": name, "title": "grep", "kind": "search", "rawInput": input}});
+        ToolRequest::from_permission_request(&params, None, &ctx).unwrap()
+    };
+    let reached = |r: &ToolRequest| {
+        let mut names: Vec<String> = r
+            .paths
+            .iter()
+            .filter(|p| p.origin.starts_with(REACH))
+            .map(|p| {
+                p.absolute
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    // Hidden regular files only: not README.md, not the .github directory, not a link.
+    assert_eq!(
+        reached(&search(json!({"pattern": "KEY"}), "Grep")),
+        [".env", ".eslintrc.json", ".gitignore"]
+    );
+    assert_eq!(
+        reached(&search(
+            json!({"pattern": "KEY", "glob": "*.{ts,json}"}),
+            "Grep"
+        )),
+        [".eslintrc.json"]
+    );
+    assert_eq!(
+        reached(&search(json!({"pattern": "KEY", "glob": ".env*"}), "Grep")),
+        [".env", ".eslintrc.json", ".gitignore"],
+        "a filter it cannot read exactly keeps every hidden file"
+    );
+    assert!(
+        reached(&search(
+            json!({"pattern": "KEY", "glob": "src/**/*.rs"}),
+            "Grep"
+        ))
+        .is_empty()
+    );
+    // Codex's grep_files runs ripgrep without --hidden.
+    assert!(reached(&search(json!({"pattern": "KEY"}), "grep_files")).is_empty());
+    // A glob (names only) reads no file.
+    let glob = claude(
+        "Find `**/.env`",
+        json!({"pattern": "**/.env", "path": ws.path()}),
+    );
+    assert!(reached(&glob).is_empty());
+}
+
+#[test]
+fn a_local_file_url_is_a_read_of_its_file() {
+    for (url, path) in [
+        ("file:///home/u/.ssh/id_rsa", "/home/u/.ssh/id_rsa"),
+        ("FILE://localhost/etc/passwd", "/etc/passwd"),
+        ("file:/etc/shadow", "/etc/shadow"),
+        (
+            "file:///home/u/.s%73h/id_%72sa?x=1#top",
+            "/home/u/.ssh/id_rsa",
+        ),
+        ("file:///ws/a%20b.txt", "/ws/a b.txt"),
+    ] {
+        let r = claude(
+            &format!("Fetch {url}"),
+            json!({"url": url, "prompt": "summarise"}),
+        );
+        assert_eq!(r.kind, ToolKind::Read, "{url}");
+        assert_eq!(touched(&r), [(path.to_owned(), Access::Read)], "{url}");
+        assert_eq!(
+            r.paths[0].raw, path,
+            "{url}: the raw path is the decoded one"
+        );
+    }
+    // Another host's file (a network share), another scheme, a relative file URL: fetches.
+    for url in [
+        "file://fileserver/share/x",
+        "https://example.com/file:///etc/passwd",
+        "file:notes.txt",
+        "file:///%ff",
+    ] {
+        let r = claude(&format!("Fetch {url}"), json!({"url": url}));
+        assert_eq!((r.kind, r.paths.len()), (ToolKind::Fetch, 0), "{url}");
+    }
+}
+
+#[test]
+fn the_action_is_said_once() {
+    let action = |title: &str, input: Value| claude(title, input).action();
+    assert_eq!(
+        action(
+            "Fetch https://docs.rs/x",
+            json!({"url": "https://docs.rs/x", "prompt": "p"})
+        ),
+        "fetch https://docs.rs/x"
+    );
+    assert_eq!(
+        said_once(ToolKind::Fetch, "Fetching content from: https://a.b/c"),
+        "fetch https://a.b/c"
+    );
+    assert_eq!(
+        action("`cargo test`", json!({"command": "cargo test"})),
+        "run cargo test"
+    );
+    assert_eq!(
+        action("Read src/a.rs", json!({"file_path": "src/a.rs"})),
+        "read src/a.rs"
+    );
+    assert_eq!(
+        action(
+            "Write /ws/a.rs",
+            json!({"file_path": "/ws/a.rs", "content": "x"})
+        ),
+        "write a.rs"
+    );
+    assert_eq!(
+        action(
+            "List the `~/.ssh` directory's contents",
+            json!({"path": "~/.ssh"})
+        ),
+        "list /home/u/.ssh"
+    );
+    assert_eq!(
+        action("grep \"x\"", json!({"pattern": "x", "path": "src"})),
+        "search src"
+    );
+    assert_eq!(
+        action("Move", json!({"source": "a.rs", "destination": "b/a.rs"})),
+        "move a.rs to b/a.rs"
+    );
+    assert_eq!(
+        action("Update TODOs: fix", json!({"todos": []})),
+        "use a tool: Update TODOs: fix"
+    );
+    assert_eq!(said_once(ToolKind::Execute, "runner --x"), "run runner --x");
+}
+
+#[test]
+fn a_grant_for_a_listing_is_not_one_for_a_read_of_the_same_directory() {
+    let listing = claude(
+        "List the `/home/u/.aws` directory's contents",
+        json!({"path": "/home/u/.aws"}),
+    );
+    let mut read = listing.clone();
+    read.paths[0].origin = "raw-input.path".into();
+    assert_ne!(listing.fingerprint(), read.fingerprint());
+}

@@ -4,9 +4,12 @@
 
 use serde_json::{Map, Value};
 
+use std::path::Path;
+
 use super::gemini::{dir_from_explanation, gemini_tool, split_title};
-use super::{Access, CommandLine, Diff, ToolKind, ToolRequest, str_field};
+use super::{Access, CommandLine, Diff, LISTING, REACH, ToolKind, ToolRequest, str_field};
 use crate::paths;
+use crate::policy::tools;
 
 /// `rawInput` keys that name the file or directory a tool works on.
 const PATH_KEYS: &[&str] = &[
@@ -51,6 +54,7 @@ const GREP_KEYS: &[&str] = &[
     "output_mode",
     "glob",
     "include",
+    "include_pattern",
     "type",
     "-i",
     "-n",
@@ -60,6 +64,14 @@ const GREP_KEYS: &[&str] = &[
     "multiline",
     "head_limit",
 ];
+/// `rawInput` keys of a content search's file filter (Claude Code's Grep `glob`, Gemini CLI's
+/// `include` / `include_pattern`, Codex's `include`).
+const FILTER_KEYS: &[&str] = &["glob", "include", "include_pattern"];
+/// `rawInput` keys listing the files (or globs of them) a multi-file read reads (Gemini CLI's
+/// `read_many_files`).
+const MANY_PATHS_KEYS: &[&str] = &["paths", "include"];
+/// Most entries of a searched directory looked at for the hidden files it may read.
+const MAX_ENTRIES_LOOKED_AT: usize = 4096;
 
 impl ToolRequest {
     pub(super) fn fill_from_tool_call(&mut self, call: &Map<String, Value>) {
@@ -93,12 +105,28 @@ impl ToolRequest {
             .into_iter()
             .flatten()
             .any(|name| name.starts_with("mcp__") && !name.starts_with("mcp__acp__"));
+        // With no kind declared, a tool the map knows has its usual one.
+        let usual = self
+            .tool_name
+            .as_deref()
+            .and_then(tools::find)
+            .map(|tool| ToolKind::parse(tool.kinds[0]));
         self.kind = derive_kind(
-            self.declared_kind.or(mcp.then_some(ToolKind::Other)),
+            self.declared_kind
+                .or(mcp.then_some(ToolKind::Other))
+                .or(usual),
             &input,
             self.command.is_some(),
             writes || !self.diffs.is_empty(),
         );
+        // Fetching a local file's URL is reading that file.
+        let local = (self.kind == ToolKind::Fetch)
+            .then(|| str_field(&input, "url").and_then(local_file))
+            .flatten();
+        if let Some(file) = local {
+            self.kind = ToolKind::Read;
+            self.add_path(&file, Access::Read, "raw-input.url");
+        }
         if self.command.is_none() && self.kind == ToolKind::Execute && !self.title.is_empty() {
             // Gemini CLI sends shell commands only in the title: "CMD [in DIR] (DESCRIPTION)".
             let (command, dir) = split_title(&self.title);
@@ -128,9 +156,20 @@ impl ToolRequest {
                 self.add_path(path, access, &format!("raw-input.{key}"));
             }
         }
-        if let Some(list) = input.get("paths").and_then(Value::as_array) {
-            for path in list.iter().filter_map(Value::as_str) {
-                self.add_path(path, access, "raw-input.paths");
+        for key in MANY_PATHS_KEYS {
+            for path in input
+                .get(*key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
+                self.add_path(path, access, &format!("raw-input.{key}"));
+                // A glob reads every file it matches: the hidden ones where it starts too.
+                if access == Access::Read && path.contains(['*', '?', '[', '{']) {
+                    let base = self.normalise(&glob_base(path));
+                    self.add_reach(&base, Some(path));
+                }
             }
         }
         self.add_changes(&input);
@@ -151,8 +190,45 @@ impl ToolRequest {
         for path in diff_paths {
             self.add_path(&path, Access::Write, "diff");
         }
+        let lists_names = self.lists_names(&input);
+        let listed_tool = self.tool_name.as_deref().and_then(tools::find);
+        if listed_tool.is_some_and(|tool| tool.id == "list")
+            && self.paths.is_empty()
+            && input.is_empty()
+        {
+            // Gemini CLI's `list_directory` carries its directory only as its title.
+            let title = self.title.clone();
+            self.add_path(title.trim(), Access::Read, "title");
+        }
         if self.kind == ToolKind::Search {
-            self.add_search_scope(&input);
+            self.add_search_scope(&input, lists_names);
+        }
+        if lists_names {
+            for path in self.paths.iter_mut().filter(|p| p.access == Access::Read) {
+                path.origin.insert_str(0, LISTING);
+            }
+        }
+    }
+
+    /// Whether the tool reads only names (a directory listing, a file glob's matches), never a
+    /// file's contents: its name is one of the map's `list` or `glob` tools (`LS`, `Glob`,
+    /// `list_directory`, `glob`, `list_dir`) or, with no name, its title is Claude Code's
+    /// adapter's for them (`List the ... directory's contents`, ``Find `...` ``) and its input
+    /// has nothing but theirs.
+    fn lists_names(&self, input: &Map<String, Value>) -> bool {
+        if !matches!(self.kind, ToolKind::Search | ToolKind::Read) {
+            return false;
+        }
+        match &self.tool_name {
+            Some(name) => tools::find(name).is_some_and(|tool| matches!(tool.id, "list" | "glob")),
+            None => {
+                ["List the ", "Find `"]
+                    .iter()
+                    .any(|title| self.title.starts_with(title))
+                    && input
+                        .keys()
+                        .all(|key| matches!(key.as_str(), "path" | "pattern" | "ignore"))
+            }
         }
     }
 
@@ -184,8 +260,10 @@ impl ToolRequest {
     }
 
     /// What a search reads: the directory it names, else the working directory, and for a file
-    /// glob (Claude Code's Glob) where its pattern starts (`~/.ssh/*` searches `~/.ssh`).
-    fn add_search_scope(&mut self, input: &Map<String, Value>) {
+    /// glob (Claude Code's Glob) where its pattern starts (`~/.ssh/*` searches `~/.ssh`). A
+    /// content search (grep) also reads the hidden files of its directory, unless it is known
+    /// to skip them.
+    fn add_search_scope(&mut self, input: &Map<String, Value>, lists_names: bool) {
         let root = self
             .paths
             .iter()
@@ -199,17 +277,51 @@ impl ToolRequest {
                 self.cwd.clone()
             }
         };
-        let is_grep = GREP_KEYS.iter().any(|k| input.contains_key(*k))
-            || self.title.to_ascii_lowercase().starts_with("grep")
-            || self.tool_name.as_deref().is_some_and(|t| {
-                let t = t.to_ascii_lowercase();
-                t.contains("grep") || t.contains("search_file_content")
-            });
+        let is_grep = !lists_names
+            && (GREP_KEYS.iter().any(|k| input.contains_key(*k))
+                || self.title.to_ascii_lowercase().starts_with("grep")
+                || self.tool_name.as_deref().is_some_and(|t| {
+                    let t = t.to_ascii_lowercase();
+                    t.contains("grep") || t.contains("search_file_content")
+                }));
         if let (false, Some(pattern)) = (is_grep, str_field(input, "pattern")) {
             let base = glob_base(pattern);
             let absolute = paths::normalise(&base, &root, &self.home);
             let raw = absolute.display().to_string();
             self.add_path(&raw, Access::Read, "raw-input.pattern");
+        }
+        if is_grep && !self.skips_hidden_files() {
+            let filter = FILTER_KEYS.iter().find_map(|k| str_field(input, k));
+            self.add_reach(&root, filter);
+        }
+    }
+
+    /// Whether the content search leaves hidden files alone: Codex's `grep_files` runs ripgrep
+    /// without `--hidden`. Claude Code's Grep passes `--hidden`; Gemini CLI's search runs
+    /// `git grep --untracked`, `grep -r` or a walk with dot files, or ripgrep without it,
+    /// depending on its settings, so it is taken to read them.
+    fn skips_hidden_files(&self) -> bool {
+        self.tool_name.as_deref() == Some("grep_files")
+    }
+
+    /// The hidden files directly in `dir` that a recursive read of it (a content search, a
+    /// multi-file read's glob) reads unless an ignore file excludes them, and whose names
+    /// `filter` (the read's file glob) may match: each added as a file the request may read
+    /// ([`REACH`]). Only `dir`'s own entries are looked at (one listing, at most
+    /// [`MAX_ENTRIES_LOOKED_AT`]), and only regular files: the searches do not follow links.
+    fn add_reach(&mut self, dir: &Path, filter: Option<&str>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let origin = format!("{REACH}search of {}", dir.display());
+        for entry in entries.take(MAX_ENTRIES_LOOKED_AT).flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let file = entry.file_type().is_ok_and(|t| t.is_file());
+            if file && name.starts_with('.') && filter.is_none_or(|f| may_match(f, name)) {
+                let path = dir.join(name).display().to_string();
+                self.add_path(&path, Access::Read, &origin);
+            }
         }
     }
 
@@ -303,6 +415,80 @@ fn command_from_input(input: &Map<String, Value>) -> Option<CommandLine> {
             shell: Some(other.to_string()),
         }),
     }
+}
+
+/// The local path a `file:` URL names (`file:///p`, `file://localhost/p`, `file:/p`),
+/// percent-decoded, without its query or fragment; `None` for any other URL, a file URL on
+/// another host (a network share) and one that does not decode to text.
+fn local_file(url: &str) -> Option<String> {
+    let (scheme, rest) = url.trim().split_once(':')?;
+    if !scheme.eq_ignore_ascii_case("file") {
+        return None;
+    }
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let path = match rest.strip_prefix("//") {
+        Some(authority) => {
+            let (host, path) = authority.split_at(authority.find('/')?);
+            (host.is_empty() || host.eq_ignore_ascii_case("localhost")).then_some(path)?
+        }
+        None => rest,
+    };
+    if !path.starts_with('/') {
+        return None;
+    }
+    let bytes = path.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let escaped = (bytes[at] == b'%')
+            .then(|| bytes.get(at + 1..at + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
+        match escaped {
+            Some(byte) => {
+                decoded.push(byte);
+                at += 3;
+            }
+            None => {
+                decoded.push(bytes[at]);
+                at += 1;
+            }
+        }
+    }
+    String::from_utf8(decoded).ok()
+}
+
+/// Whether a search's file glob `filter` may match a file named `name` directly in the searched
+/// directory. Known exactly for a plain name and for extension globs (`*.ts`, `**/*.{ts,tsx}`);
+/// anything else (classes, negations, other wildcards) may match.
+fn may_match(filter: &str, name: &str) -> bool {
+    let mut glob = filter.trim();
+    while let Some(rest) = glob.strip_prefix("**/") {
+        glob = rest;
+    }
+    if glob.contains('/') {
+        // Its segments name a subdirectory: never a file at the top.
+        return glob.starts_with('!');
+    }
+    if !glob.contains(['*', '?', '[', '{', '!']) {
+        return glob == name;
+    }
+    let Some(extensions) = glob.strip_prefix("*.") else {
+        return true;
+    };
+    let extensions = match extensions.strip_prefix('{') {
+        Some(list) => match list.strip_suffix('}') {
+            Some(list) => list,
+            None => return true,
+        },
+        None => extensions,
+    };
+    if extensions.contains(['*', '?', '[', '{', '}']) {
+        return true;
+    }
+    extensions
+        .split(',')
+        .any(|ext| name.len() > ext.len() + 1 && name.ends_with(&format!(".{ext}")))
 }
 
 /// Whether `input` carries something to write: text for a file, a list of edits, a patch, a

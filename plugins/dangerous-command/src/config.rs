@@ -2,7 +2,9 @@
 
 use serde::Deserialize;
 
-use crate::rules::RULES;
+use crate::catalog::RULES;
+use crate::git_call::parse_git;
+use acp_gate_shell::Command as Invocation;
 use acp_gate_shell::program_name as command_name;
 
 /// What a `handlers.toml` entry may add to or switch off in the built-in rules.
@@ -104,6 +106,20 @@ pub fn matches_prefix<S: AsRef<str>>(pattern: &[S], words: &[&str]) -> bool {
                     p == *w
                 }
         })
+}
+
+/// The words config patterns are matched against: the program name, then its arguments; for
+/// git, without the global options.
+pub fn pattern_words(inv: &Invocation) -> Vec<&str> {
+    let mut words = vec![inv.name.as_str()];
+    if inv.name == "git" {
+        let call = parse_git(&inv.argv);
+        words.extend(call.subcommand.map(|a| a.text.as_str()));
+        words.extend(call.args.iter().map(|a| a.text.as_str()));
+    } else {
+        words.extend(inv.args().iter().map(|a| a.text.as_str()));
+    }
+    words
 }
 
 #[cfg(test)]

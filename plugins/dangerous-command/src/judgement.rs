@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use acp_gate_plugin::Verdict;
+use acp_gate_shell::Command as Invocation;
 
 /// How strongly a finding (or a whole command) is judged. The order is the precedence:
 /// deny beats ask beats allow beats abstain.
@@ -22,6 +23,18 @@ pub struct Finding {
     pub rule: &'static str,
     /// What the user sees.
     pub reason: String,
+    /// The path the finding is about and what the command does to it, when it is about one.
+    pub subject: Option<(String, Effect)>,
+}
+
+/// What a command does to a path. Several rules may see one command touch one path (`rm` of a
+/// key deletes it, and so also reads and writes it): only the strongest effect is reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Effect {
+    Read,
+    Write,
+    Move,
+    Delete,
 }
 
 impl Finding {
@@ -30,6 +43,7 @@ impl Finding {
             level: Level::Deny,
             rule,
             reason: reason.into(),
+            subject: None,
         }
     }
 
@@ -38,7 +52,78 @@ impl Finding {
             level: Level::Ask,
             rule,
             reason: reason.into(),
+            subject: None,
         }
+    }
+
+    /// Whether `other` says at least as much about the same path: as strong an effect at as
+    /// strong a level (so dropping this one lowers nothing).
+    fn covered_by(&self, other: &Finding) -> bool {
+        match (&self.subject, &other.subject) {
+            (Some((path, effect)), Some((other_path, other_effect))) => {
+                path == other_path && other_effect >= effect && other.level >= self.level
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Keeps one finding per effect among the findings about one simple command: a finding about a
+/// path is dropped when another says at least as much about it (`rm ~/.ssh/id_rsa` deletes a
+/// key; that it also reads and writes it is no news).
+pub fn one_per_effect(findings: &mut Vec<Finding>) {
+    let mut k = 0;
+    while k < findings.len() {
+        let covered = findings.iter().enumerate().any(|(i, other)| {
+            i != k && findings[k].covered_by(other) && (i < k || !other.covered_by(&findings[k]))
+        });
+        if covered {
+            findings.remove(k);
+        } else {
+            k += 1;
+        }
+    }
+}
+
+/// The findings about one simple command, collected into a shared list; each reason ends with
+/// the command it is about.
+pub struct Findings<'o, 'i> {
+    pub out: &'o mut Vec<Finding>,
+    pub inv: &'i Invocation,
+}
+
+impl Findings<'_, '_> {
+    pub fn push(&mut self, level: Level, rule: &'static str, reason: impl AsRef<str>) {
+        let reason = format!("{}: `{}`", reason.as_ref(), self.inv.display());
+        self.out.push(Finding {
+            level,
+            rule,
+            reason,
+            subject: None,
+        });
+    }
+
+    /// A finding about what the command does to the (absolute) `path`.
+    pub fn push_about(
+        &mut self,
+        level: Level,
+        rule: &'static str,
+        reason: impl AsRef<str>,
+        path: &str,
+        effect: Effect,
+    ) {
+        self.push(level, rule, reason);
+        if let Some(last) = self.out.last_mut() {
+            last.subject = Some((path.to_owned(), effect));
+        }
+    }
+
+    pub fn deny(&mut self, rule: &'static str, reason: impl AsRef<str>) {
+        self.push(Level::Deny, rule, reason);
+    }
+
+    pub fn ask(&mut self, rule: &'static str, reason: impl AsRef<str>) {
+        self.push(Level::Ask, rule, reason);
     }
 }
 
@@ -111,6 +196,39 @@ mod tests {
         let j = Judgement::combine(&findings, true);
         assert_eq!(j.level, Level::Deny);
         assert_eq!(j.reasons, ["why b [b]"]);
+    }
+
+    #[test]
+    fn one_finding_per_effect_on_a_path_never_lowering_the_level() {
+        let about = |level, effect, path: &str| Finding {
+            subject: Some((path.to_owned(), effect)),
+            ..Finding {
+                level,
+                ..Finding::deny("r", format!("{effect:?} {path} {level:?}"))
+            }
+        };
+        let mut findings = vec![
+            about(Level::Deny, Effect::Read, "/k"),
+            about(Level::Deny, Effect::Delete, "/k"),
+            about(Level::Deny, Effect::Write, "/k"),
+            about(Level::Deny, Effect::Write, "/k"),
+            about(Level::Ask, Effect::Delete, "/j"),
+            about(Level::Deny, Effect::Read, "/j"),
+            about(Level::Deny, Effect::Read, "/other"),
+            Finding::deny("plain", "no path"),
+        ];
+        one_per_effect(&mut findings);
+        let kept: Vec<&str> = findings.iter().map(|f| f.reason.as_str()).collect();
+        assert_eq!(
+            kept,
+            [
+                "Delete /k Deny",
+                "Delete /j Ask",
+                "Read /j Deny",
+                "Read /other Deny",
+                "no path"
+            ]
+        );
     }
 
     #[test]

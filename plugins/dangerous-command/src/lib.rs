@@ -15,21 +15,28 @@
 //! assert!(matches!(evaluate(&request, &Config::default()), Ok(Verdict::Deny(_))));
 //! ```
 //!
-//! The pure logic lives in plain modules (the shared `acp_gate_shell` reading -> `rules` / `safe`
-//! -> `judgement`) and is
-//! tested natively; only the export at the bottom is WebAssembly glue.
+//! The pure logic lives in plain modules, each using only those below it: the shared
+//! `acp_gate_shell` reading; `judgement`, `catalog`, `config`, `context` and `targets` (the paths
+//! a command reads and writes, judged once for both sides); then `rules` (what is dangerous) and
+//! `safe` (what is known harmless), side by side; this file combines them. It is tested
+//! natively; only the export at the bottom is WebAssembly glue.
 
+pub mod catalog;
 pub mod config;
+pub mod context;
+pub mod git_call;
 pub mod judgement;
 pub mod paths;
 pub mod rules;
 pub mod safe;
+pub mod targets;
 
 use acp_gate_plugin::{Plugin, Request, Verdict};
 use acp_gate_shell::{Note, NoteKind, Reading, read_command};
 
 pub use config::Config;
-use judgement::{Finding, Judgement};
+use context::Context;
+use judgement::{Finding, Judgement, one_per_effect};
 
 /// What the checker reads of a request's command: the shared reading of the shell, the same
 /// list of simple commands `org-policy` judges. `None` when there is no command.
@@ -65,7 +72,7 @@ fn judge(
     request: &Request,
     config: &Config,
 ) -> Judgement {
-    let cx = rules::Context::new(
+    let cx = Context::new(
         &request.home_dir,
         &request.cwd,
         &request.workspace_roots,
@@ -80,12 +87,14 @@ fn judge(
     );
     let mut all_safe = !reading.commands.is_empty();
     for inv in &reading.commands {
-        let before = findings.len();
-        rules::check(inv, &cx, &mut findings);
-        let clean = findings.len() == before;
-        let mut from_paths = Vec::new();
-        let safe = safe::is_known_safe(inv, &cx, &mut from_paths);
-        findings.extend(from_paths.into_iter().filter(|f| config.enabled(f.rule)));
+        let mut own = Vec::new();
+        let tabled = safe::judges_operands(&inv.name);
+        rules::check(inv, &cx, tabled, &mut own);
+        let clean = own.is_empty();
+        let safe = safe::is_known_safe(inv, &cx, &mut own);
+        own.retain(|f| config.enabled(f.rule));
+        one_per_effect(&mut own);
+        findings.extend(own);
         all_safe &= clean && safe;
     }
     // A structural finding (parse failure, dynamic code) also rules out `allow`.

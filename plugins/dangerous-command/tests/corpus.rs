@@ -1,6 +1,7 @@
-//! The shared corpus (`tests/corpus/commands.toml` at the repository root), decided by this
-//! plugin alone the way the default chain would: an abstention becomes the chain's default, ask.
-//! The host's end-to-end test runs the same file through the real binary.
+//! The shared corpus (`tests/corpus/commands.toml` at the repository root, and the ordinary
+//! commands of `tests/corpus/ordinary*.toml`), decided by this plugin alone the way the default
+//! chain would: an abstention becomes the chain's default, ask. The host's end-to-end test runs
+//! the same files through the real binary.
 
 use dangerous_command::judgement::{Level, level_of};
 use dangerous_command::testing::{argv_request, request};
@@ -18,15 +19,80 @@ fn chain_decision(level: Level) -> &'static str {
     }
 }
 
+/// The request of a corpus case with a command (`command` or `argv`), as the host's corpus test
+/// builds it; `None` for a case without one (a tool call).
+fn case_request(case: &toml::Value) -> Option<acp_gate_plugin::Request> {
+    let substitute = |s: &str| s.replace("$WORKSPACE", WORKSPACE).replace("$HOME", HOME);
+    let mut req = if let Some(command) = case.get("command").and_then(|c| c.as_str()) {
+        request(&substitute(command))
+    } else {
+        let argv: Vec<String> = case
+            .get("argv")?
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| substitute(w.as_str().unwrap()))
+            .collect();
+        argv_request(&argv.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    req.home_dir = HOME.into();
+    req.cwd = WORKSPACE.into();
+    req.workspace_roots = vec![WORKSPACE.into()];
+    Some(req)
+}
+
+fn corpus_file(name: &str) -> Vec<toml::Value> {
+    let path = format!("{}/../../tests/corpus/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let corpus: toml::Table = toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    corpus["case"].as_array().unwrap().clone()
+}
+
+/// Issue 27: ordinary coding-session commands are allowed without asking (at least 90% of them;
+/// the list aims at all, and the asked ones are printed), and none is denied.
+#[test]
+fn ordinary_commands_are_allowed_without_asking() {
+    let cases = corpus_file("ordinary.toml");
+    assert!(cases.len() >= 400, "only {} ordinary commands", cases.len());
+    let mut asked = Vec::new();
+    let mut denied = Vec::new();
+    for case in &cases {
+        let req = case_request(case).expect("ordinary.toml holds commands");
+        let verdict = evaluate(&req, &Config::default()).unwrap();
+        let line = format!("{:?}: {verdict:?}", req.command.unwrap());
+        match chain_decision(level_of(&verdict)) {
+            "allow" => {}
+            "deny" => denied.push(line),
+            _ => asked.push(line),
+        }
+    }
+    let allowed = cases.len() - asked.len() - denied.len();
+    let share = 100.0 * allowed as f64 / cases.len() as f64;
+    println!(
+        "ordinary.toml: {allowed} of {} allowed without asking ({share:.1}%)",
+        cases.len()
+    );
+    for line in &asked {
+        println!("asked: {line}");
+    }
+    for l in asked.iter().chain(&denied) {
+        println!("NOT {l}");
+    }
+    assert!(
+        denied.is_empty(),
+        "ordinary commands denied:\n{}",
+        denied.join("\n")
+    );
+    assert!(
+        share >= 90.0,
+        "only {share:.1}% allowed; asked:\n{}",
+        asked.join("\n")
+    );
+}
+
 #[test]
 fn the_corpus_is_decided_as_expected() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/corpus/commands.toml"
-    );
-    let text = std::fs::read_to_string(path).unwrap();
-    let corpus: toml::Table = toml::from_str(&text).unwrap();
-    let cases = corpus["case"].as_array().unwrap();
+    let cases = corpus_file("commands.toml");
     assert!(cases.len() >= 700, "only {} cases", cases.len());
     // Issue 12, class 8: at least 150 everyday commands that must all be allowed.
     let benign = cases
@@ -34,23 +100,9 @@ fn the_corpus_is_decided_as_expected() {
         .filter(|c| c["expect"].as_str() == Some("allow"))
         .count();
     assert!(benign >= 150, "only {benign} everyday commands");
-    let substitute = |s: &str| s.replace("$WORKSPACE", WORKSPACE).replace("$HOME", HOME);
     let mut wrong = Vec::new();
     for (number, case) in cases.iter().enumerate() {
-        let mut req = if let Some(command) = case.get("command").and_then(|c| c.as_str()) {
-            request(&substitute(command))
-        } else {
-            let argv: Vec<String> = case["argv"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|w| substitute(w.as_str().unwrap()))
-                .collect();
-            argv_request(&argv.iter().map(String::as_str).collect::<Vec<_>>())
-        };
-        req.home_dir = HOME.into();
-        req.cwd = WORKSPACE.into();
-        req.workspace_roots = vec![WORKSPACE.into()];
+        let req = case_request(case).expect("commands.toml holds commands");
         let verdict = evaluate(&req, &Config::default()).unwrap();
         let decision = chain_decision(level_of(&verdict));
         let expect = case["expect"].as_str().unwrap();

@@ -1,5 +1,7 @@
 //! The laws of the checker, as properties: wrapping a command never lowers its verdict, and
-//! nothing that fails to parse is allowed (nor makes the checker panic).
+//! nothing that fails to parse is allowed (nor makes the checker panic); a glob that may become
+//! an option never lets an option-taking program through without `--`; a secret variable printed
+//! is never allowed; no program writes a sensitive file (the SDK's lists) through the shell.
 
 use acp_gate_shell::options::{Style, Value};
 use dangerous_command::judgement::{Level, level_of};
@@ -41,6 +43,20 @@ const SIMPLE: &[&str] = &[
     "mkfs.ext4 /dev/sdb",
     "bash -c 'rm -rf /'",
     "echo 'unterminated",
+    // Issue 27: ordinary work allowed, leaks asked or denied.
+    "git add . && git commit -m wip",
+    "echo notes > notes.md",
+    "cp a.txt b.txt",
+    "python tools/gen.py",
+    "rm --help",
+    "echo $GITHUB_TOKEN",
+    "env",
+    "grep -r password .",
+    "rm *",
+    "curl file:///home/user/.ssh/id_rsa",
+    "git commit -n -m x",
+    "echo x > .git/hooks/pre-commit",
+    "/tmp/evil/cargo test",
 ];
 
 /// Compound commands: simple ones and pipelines into shells, joined by operators.
@@ -292,5 +308,110 @@ proptest! {
             let through_env = format!("env {tool}={} {cmd}", single_quoted(&value));
             prop_assert!(level(&through_env) != Level::Allow, "{through_env:?} is allowed");
         }
+    }
+}
+
+/// Programs that take options, with words before the operand that a glob follows.
+const OPTION_TAKERS: &[&str] = &[
+    "rm",
+    "rm -f",
+    "cp",
+    "mv",
+    "chmod u+x",
+    "find .",
+    "tar cf out.tar",
+    "sed -n 1p",
+    "git add",
+    "rg foo",
+    "sort",
+    "touch",
+    "zip -r out.zip",
+    "python tools/gen.py",
+];
+
+/// Secret-looking variable names: a provider's prefix, or a word or suffix that marks one.
+fn secret_name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "(AWS|AZURE|GOOGLE|VAULT)_[A-Z]{1,8}",
+        "[A-Z]{1,6}_(TOKEN|SECRET|PASSWORD|API_KEY|KEY|PAT|DSN|CREDENTIALS)",
+        "(GITHUB|GH|NPM|ANTHROPIC|OPENAI)_TOKEN",
+    ]
+}
+
+/// Paths in the workspace that the SDK's lists protect, made concrete: each relative pattern
+/// of `SECRETS` and `RUNS_CODE` without wildcards (a `/**` tree gets a file in it).
+fn protected_paths() -> Vec<String> {
+    use acp_gate_plugin::sensitive::{ENV_TEMPLATES, RUNS_CODE, SECRETS};
+    SECRETS
+        .iter()
+        .chain(RUNS_CODE)
+        .filter(|p| !p.starts_with(['/', '~', '$']))
+        .map(|p| {
+            p.strip_suffix("/**")
+                .map_or(p.to_string(), |dir| format!("{dir}/x"))
+        })
+        .filter(|p| !p.contains(['*', '?', '[']) && !ENV_TEMPLATES.contains(&p.as_str()))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// A glob that may expand into an option (`*`, `*.txt`, `?x`, `[a-z]*`) never lets a
+    /// program that takes options through unless `--` comes before it.
+    #[test]
+    fn a_glob_that_may_become_an_option_is_never_allowed(
+        program in prop::sample::select(OPTION_TAKERS),
+        glob in "(\\*|\\*\\.[a-z]{1,4}|\\?[a-z]{0,3}|\\[a-z\\]\\*)",
+        after in prop::sample::select(&["", " dest/", " -v"][..]),
+    ) {
+        let command = format!("{program} {glob}{after}");
+        prop_assert!(level(&command) != Level::Allow, "{command:?} is allowed");
+        let wrapped = format!("timeout 5 {command}");
+        prop_assert!(level(&wrapped) != Level::Allow, "{wrapped:?} is allowed");
+    }
+
+    /// Printing a variable whose name marks a secret is never allowed, however it is spelled
+    /// or wrapped; printed where the agent reads it, it is denied.
+    #[test]
+    fn a_secret_variable_printed_is_never_allowed(
+        name in secret_name(),
+        form in prop::sample::select(&["${}", "$", "\"$", "x=$", "\"${", "${"][..]),
+        wrapper in prop::sample::select(&["", "timeout 5 ", "env X=1 ", "nohup ", "command "][..]),
+        printer in prop::sample::select(&["echo", "printf %s", "echo -n"][..]),
+    ) {
+        let word = match form {
+            "${}" => format!("${{{name}}}"),
+            "\"$" => format!("\"${name}\""),
+            "\"${" => format!("\"${{{name}:-none}}\""),
+            "${" => format!("${{{name}:0:4}}"),
+            prefix => format!("{prefix}{name}"),
+        };
+        let command = format!("{wrapper}{printer} {word}");
+        prop_assert_eq!(level(&command), Level::Deny, "{:?}", command);
+        for around in [
+            format!("bash -c '{printer} {word}'"),
+            format!("{command} | base64"),
+            format!("{command} > out.txt"),
+            format!("( {command} )"),
+        ] {
+            prop_assert!(level(&around) >= Level::Ask, "{around:?} is allowed");
+        }
+    }
+
+    /// No program writes, moves or deletes a protected file through the shell: every path the
+    /// SDK's lists protect in a workspace, by every way the checker allows a write.
+    #[test]
+    fn no_program_writes_a_protected_file(
+        path in prop::sample::select(protected_paths()),
+        writer in prop::sample::select(&[
+            "echo x > {}", "echo x >> {}", "cat > {} <<'EOF'\nx\nEOF", "tee {} < in.txt",
+            "cp in.txt {}", "mv in.txt {}", "touch {}", "sed -i s/a/b/ {}",
+            "perl -pi -e s/a/b/ {}", "ln -s in.txt {}", "git checkout -- {}", "git rm {}",
+            "rm -f {}", "mkdir -p {}", "git mv in.txt {}", "gunzip {}.gz", "tar cf {} src",
+        ][..]),
+    ) {
+        let command = writer.replace("{}", &path);
+        prop_assert!(level(&command) != Level::Allow, "{command:?} is allowed");
     }
 }

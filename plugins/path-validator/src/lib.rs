@@ -5,8 +5,11 @@
 //!   runs code later (shell start-up files, `.git/hooks`, acp-gate's own files, ...) is denied
 //!   for writes and deletes. The lists are the SDK's (`acp_gate_plugin::sensitive`), shared
 //!   with the dangerous-command checker.
+//! - Listing names is not reading contents: a path the host marks as listed (`LS ~/.ssh`, a
+//!   glob's directory) is judged by where it is only; a hidden file a recursive search may read
+//!   without naming it (the host's look at the searched directory) is asked about when secret.
 //! - Inside a workspace root (after following symlinks through the host): allow.
-//! - Outside: writes and deletes are denied; reads are asked (configurable).
+//! - Outside: writes and deletes are denied; reads and listings are asked (configurable).
 //! - An allow needs the tool's effect on its paths to be known: a tool of kind `other`,
 //!   `think`, `fetch` or `switch_mode`, or a move without both ends, is at most asked.
 //! - Forms that a Linux path check cannot judge (Windows drive letters, `\\?\`, alternate data
@@ -110,11 +113,16 @@ pub fn evaluate(
             continue;
         }
         let fold_case = resolution.case_insensitive;
-        let matched = patterns.matching(&lexical, fold_case).or_else(|| {
-            (canonical != lexical)
-                .then(|| patterns.matching(&canonical, fold_case))
-                .flatten()
-        });
+        // Listing names reads none of the files the patterns protect.
+        let matched = (!path.lists_names())
+            .then(|| {
+                patterns.matching(&lexical, fold_case).or_else(|| {
+                    (canonical != lexical)
+                        .then(|| patterns.matching(&canonical, fold_case))
+                        .flatten()
+                })
+            })
+            .flatten();
         if let Some((pattern, protection)) = matched {
             let shown = if canonical == lexical {
                 path.raw.clone()
@@ -122,6 +130,15 @@ pub fn evaluate(
                 format!("{} (-> {canonical})", path.raw)
             };
             match (protection, path.access) {
+                (Protection::Secret, _) if path.may_be_read() => {
+                    verdict = stricter(
+                        verdict,
+                        Verdict::Ask(format!(
+                            "may read the sensitive file {shown} (matches `{pattern}`): the search reads its directory's hidden files unless an ignore file excludes them"
+                        )),
+                    );
+                    continue;
+                }
                 (Protection::Secret, _) => {
                     return Ok(Verdict::Deny(format!(
                         "sensitive file {shown} (matches `{pattern}`)"
@@ -150,11 +167,14 @@ pub fn evaluate(
                 Verdict::Ask(format!("deletes the workspace root {canonical}"))
             }
             (Some(_), _) => Verdict::Allow,
-            (None, Access::Read) => match config.outside_read {
-                OutsideRead::Allow => Verdict::Allow,
-                OutsideRead::Ask => Verdict::Ask(outside("read", path, &canonical, &roots)),
-                OutsideRead::Deny => Verdict::Deny(outside("read", path, &canonical, &roots)),
-            },
+            (None, Access::Read) => {
+                let what = if path.lists_names() { "list" } else { "read" };
+                match config.outside_read {
+                    OutsideRead::Allow => Verdict::Allow,
+                    OutsideRead::Ask => Verdict::Ask(outside(what, path, &canonical, &roots)),
+                    OutsideRead::Deny => Verdict::Deny(outside(what, path, &canonical, &roots)),
+                }
+            }
             (None, Access::Write) => Verdict::Deny(outside("write", path, &canonical, &roots)),
             (None, Access::Delete) => Verdict::Deny(outside("delete", path, &canonical, &roots)),
         };

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use acp_gate_plugin::sensitive::{
     Needs, PathGlob, PathSegments, RUNS_CODE, RUNS_CODE_NEEDS, SECRETS, SECRETS_NEEDS,
-    is_env_template,
+    holds_no_secret, is_env_template,
 };
 use unicode_normalization::{UnicodeNormalization, is_nfc};
 
@@ -40,7 +40,8 @@ impl<'a> Patterns<'a> {
     /// Every pattern, in order, with what it forbids and what a path needs for it to match:
     /// a fresh instance judges one request, usually one path, so globs are built only for the
     /// patterns that pass their [`Needs`] (the built-in lists' are computed at compile time).
-    fn patterns(&self) -> impl Iterator<Item = (&'a str, Needs, Protection)> + 'a {
+    /// `public`: the path names a public key or certificate, which no built-in secret covers.
+    fn patterns(&self, public: bool) -> impl Iterator<Item = (&'a str, Needs, Protection)> + 'a {
         let config = self.config;
         let builtin = move |list: &'static [&'static str], needs: &'static [Needs]| {
             list.iter()
@@ -49,7 +50,10 @@ impl<'a> Patterns<'a> {
                 .filter(move |(p, _)| !config.allow_sensitive.iter().any(|a| a == p))
         };
         let configured = |list: &'a [String]| list.iter().map(|p| (p.as_str(), Needs::of(p)));
-        let secrets = builtin(SECRETS, &SECRETS_NEEDS)
+        let builtin_secrets = (!public).then(|| builtin(SECRETS, &SECRETS_NEEDS));
+        let secrets = builtin_secrets
+            .into_iter()
+            .flatten()
             .chain(configured(&config.sensitive))
             .map(|(p, needs)| (p, needs, Protection::Secret));
         let no_write = builtin(RUNS_CODE, &RUNS_CODE_NEEDS)
@@ -58,13 +62,15 @@ impl<'a> Patterns<'a> {
         secrets.chain(no_write)
     }
 
-    /// The first pattern the absolute, NFC `path` matches, and what it forbids.
+    /// The first pattern the absolute, NFC `path` matches, and what it forbids. An env
+    /// template matches none; a public key or certificate only the config's own secrets and
+    /// the files that run code.
     pub fn matching(&self, path: &str, fold_case: bool) -> Option<(String, Protection)> {
         if is_env_template(path) {
             return None;
         }
         let segments = PathSegments::new(path, fold_case);
-        self.patterns()
+        self.patterns(holds_no_secret(path))
             .filter(|(_, needs, _)| needs.admits(&segments))
             .find_map(|(pattern, needs, protection)| {
                 let pattern = match pattern.is_ascii() || is_nfc(pattern) {

@@ -421,6 +421,13 @@ fn agents_settings_editor_tasks_and_git_internals_are_read_but_never_written() {
         ".git/modules/vendor/config",
         ".git/config.worktree",
         ".husky/pre-commit",
+        ".cargo/config.toml",
+        "crates/x/.cargo/config",
+        "rust-toolchain.toml",
+        ".yarnrc.yml",
+        ".yarn/releases/yarn-4.1.0.cjs",
+        ".pre-commit-config.yaml",
+        ".venv/lib/python3.12/site-packages/distutils-precedence.pth",
     ] {
         assert_eq!(kind(&judge(&[(path, Access::Read)])), "allow", "{path}");
         for access in [Access::Write, Access::Delete] {
@@ -430,6 +437,98 @@ fn agents_settings_editor_tasks_and_git_internals_are_read_but_never_written() {
             assert!(reason.starts_with("protected file"), "{path}: {reason}");
         }
     }
+}
+
+/// `judge` for paths the host marked with `origin`.
+fn judge_origin(origin: &str, paths: &[(&str, Access)]) -> Verdict {
+    let mut request = request_of(ToolKind::Search, paths);
+    for path in &mut request.paths {
+        path.origin = origin.into();
+    }
+    evaluate(&request, &Config::default(), &host(&[], false)).unwrap()
+}
+
+#[test]
+fn listing_names_is_judged_by_where_the_directory_is_not_by_what_it_holds() {
+    let listing = "listing:raw-input.path";
+    let Verdict::Ask(reason) = judge_origin(listing, &[("/home/u/.ssh", Access::Read)]) else {
+        panic!()
+    };
+    assert!(
+        reason.starts_with("list outside the workspace: /home/u/.ssh"),
+        "{reason}"
+    );
+    for inside in [".ssh", ".git/hooks", "config", WS] {
+        assert_eq!(
+            kind(&judge_origin(listing, &[(inside, Access::Read)])),
+            "allow",
+            "{inside}"
+        );
+    }
+    // Reading the same directories' contents is what the patterns forbid.
+    assert_eq!(
+        kind(&judge_origin(
+            "raw-input.path",
+            &[("/home/u/.ssh", Access::Read)]
+        )),
+        "deny"
+    );
+    assert_eq!(
+        kind(&judge_origin("raw-input.path", &[(".ssh", Access::Read)])),
+        "deny"
+    );
+}
+
+#[test]
+fn a_secret_a_recursive_search_may_read_is_asked_about() {
+    let reach = "reach:search of /home/u/proj";
+    let Verdict::Ask(reason) = judge_origin(reach, &[(".env", Access::Read)]) else {
+        panic!()
+    };
+    assert!(
+        reason.starts_with("may read the sensitive file .env (matches `.env`)"),
+        "{reason}"
+    );
+    for harmless in [".gitignore", ".prettierrc", ".env.example", ".bashrc"] {
+        assert_eq!(
+            kind(&judge_origin(reach, &[(harmless, Access::Read)])),
+            "allow",
+            "{harmless}"
+        );
+    }
+}
+
+#[test]
+fn public_halves_of_keys_are_files_like_any_other() {
+    assert_eq!(
+        kind(&judge(&[("/home/u/.ssh/id_ed25519.pub", Access::Read)])),
+        "ask",
+        "a read outside the workspace"
+    );
+    for public in [
+        "deploy/id_rsa.pub",
+        "certs/server.crt",
+        "certs/fullchain.pem",
+    ] {
+        for access in [Access::Read, Access::Write] {
+            assert_eq!(kind(&judge(&[(public, access)])), "allow", "{public}");
+        }
+    }
+    assert_eq!(kind(&judge(&[("certs/privkey.pem", Access::Read)])), "deny");
+    // The user's own secret patterns still cover them.
+    let config = Config {
+        sensitive: vec!["*.pub".into()],
+        ..Config::default()
+    };
+    assert_eq!(
+        kind(&judge_with(
+            &[("deploy/id_rsa.pub", Access::Read)],
+            &config,
+            &[],
+            false
+        )),
+        "deny"
+    );
 }
 
 #[test]
@@ -497,7 +596,11 @@ fn near_segments() -> Vec<String> {
             "src",
             "main.rs",
             "id_rsa_reader.go",
+            "id_rsa_format.md",
             ".env.example",
+            "id_rsa.pub",
+            "server.crt",
+            "fullchain.pem",
         ]
         .map(String::from),
     );
@@ -530,9 +633,13 @@ proptest::proptest! {
             "allow_sensitive": [".npmrc"],
         })).unwrap();
         let filtered = Patterns::new(&config, HOME).unwrap().matching(&path, fold);
-        let every = every_pattern(&config).into_iter().find(|(pattern, _)| {
-            acp_gate_plugin::sensitive::PathGlob::new(pattern.as_str(), HOME)
-                .matches_segments(&acp_gate_plugin::sensitive::PathSegments::new(&path, fold))
+        let public = acp_gate_plugin::sensitive::holds_no_secret(&path);
+        let every = every_pattern(&config).into_iter().find(|(pattern, protection)| {
+            let builtin_secret = *protection == Protection::Secret
+                && acp_gate_plugin::sensitive::SECRETS.contains(&pattern.as_str());
+            !(public && builtin_secret)
+                && acp_gate_plugin::sensitive::PathGlob::new(pattern.as_str(), HOME)
+                    .matches_segments(&acp_gate_plugin::sensitive::PathSegments::new(&path, fold))
         });
         let every = every.filter(|_| !acp_gate_plugin::sensitive::is_env_template(&path));
         proptest::prop_assert_eq!(filtered, every, "{}", path);
@@ -555,7 +662,7 @@ proptest::proptest! {
     fn key_files_are_denied_whatever_their_case_and_suffix(
         dir in "([a-z]{1,8}/){0,3}",
         stem in proptest::sample::select(vec!["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"]),
-        suffix in "(\\.pub|\\.bak|\\.old|_[a-z]{1,6}|-[a-z]{1,6})?",
+        suffix in "(\\.bak|\\.old|\\.txt|_[a-z]{1,6}|-[a-z]{1,6})?",
         upper in proptest::bool::ANY,
     ) {
         let name = format!("{stem}{suffix}");

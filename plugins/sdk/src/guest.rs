@@ -22,6 +22,21 @@ pub use bindings::acp_gate::plugin::types::{
 };
 pub use bindings::exports::acp_gate::plugin::prepare::{Interest, Places, Preparation};
 
+impl PathRef {
+    /// Whether the request reads only the names at and under this path (a directory listing,
+    /// a file glob's matches), not any file's contents: the host marks such a path's `origin`
+    /// with `listing:`.
+    pub fn lists_names(&self) -> bool {
+        self.origin.starts_with("listing:")
+    }
+
+    /// Whether the request reads this file without naming it, and only if no ignore file
+    /// excludes it (a recursive search over its directory): `origin` starts with `reach:`.
+    pub fn may_be_read(&self) -> bool {
+        self.origin.starts_with("reach:")
+    }
+}
+
 impl ToolKind {
     /// The kind's name as ACP and `handlers.toml` write it (`switch_mode`, not WIT's
     /// `switch-mode`).

@@ -18,17 +18,24 @@
 //!   the user's `PATH`, and acp-gate's own config, plugins, compile cache and audit log.
 //!
 //! Deliberately not listed: env templates (`.env.example`, see [`ENV_TEMPLATES`]: projects
-//! commit them so that they hold no secrets); instructions such as `AGENTS.md` or `CLAUDE.md`
-//! (they grant nothing); `.gitmodules` (git ignores `update = !command` from it); build files
-//! that run code only when the user runs a build (`Makefile`, `package.json`): editing them is
-//! everyday work and what they run is judged when it runs.
+//! commit them so that they hold no secrets) and the public halves of keys and certificates
+//! (`id_rsa.pub`, `server.crt`, see [`PUBLIC_PARTS`]), which no secret pattern covers, even in
+//! a secret directory such as `~/.ssh` (use [`holds_no_secret`]); instructions such as
+//! `AGENTS.md` or `CLAUDE.md` (they grant nothing); `.gitmodules` (git ignores
+//! `update = !command` from it); `.gitattributes` (a filter or diff driver it names runs only
+//! when git's config, which is listed, defines it); CI workflows (`.github/workflows/*`: they
+//! run on a CI service after a push, which is a request of its own); build files that run code
+//! only when the user runs a build (`Makefile`, `package.json`, `build.rs`, `conftest.py`):
+//! editing them is everyday work and what they run is judged when it runs. Files that change
+//! what an *ordinary* later command runs (`cargo check`, `yarn --version`, `git commit`) are
+//! listed, with the reason beside each.
 //!
 //! Patterns: `~/` is the user's home; a pattern not starting with `/` or `~` matches at any
 //! depth (`.env` is `/**/.env`); `**` is any number of segments, `*` and `?` stay within one.
 //! A pattern without `/` names a file, whatever its directory: it is matched ignoring ASCII case
 //! (`*.pem` is also `SERVER.PEM`), and a `*` glued to the end of a name (`id_rsa*`) matches that
-//! name's variants (`id_rsa.pub`, `id_rsa_work`) but not a source file named after it
-//! (`id_rsa_reader.go`); a `*` after a dot (`.env.*`) is any extension.
+//! name's variants (`id_rsa.old`, `id_rsa_work`) but not a source file or a document named after
+//! it (`id_rsa_reader.go`, `id_rsa_format.md`); a `*` after a dot (`.env.*`) is any extension.
 
 use std::borrow::Cow;
 
@@ -255,14 +262,31 @@ pub const RUNS_CODE: &[&str] = &[
     "~/.config/direnv/**",
     "~/.yarnrc",
     "~/.yarnrc.yml",
+    // Yarn runs the file `yarnPath` names, and the plugins this file lists, at every `yarn`
+    // command (`yarn --version` included); the releases and plugins it points at live here.
     ".yarnrc",
     ".yarnrc.yml",
+    ".yarn/releases/**",
+    ".yarn/plugins/**",
+    // Cargo reads these in the working directory and every parent: `build.rustc-wrapper`,
+    // `target.*.runner` and `target.*.linker` run a program at the next `cargo check`.
+    ".cargo/config",
+    ".cargo/config.toml",
+    // rustup's toolchain file: its `path` makes every `cargo` and `rustc` (`--version`
+    // included) run the programs of a directory it names.
+    "rust-toolchain",
+    "rust-toolchain.toml",
     // Programs on the user's PATH and Python's per-user site (usercustomize runs at start).
     "~/.local/bin/**",
     "~/bin/**",
     "~/.cargo/bin/**",
     "~/go/bin/**",
     "~/.local/lib/**",
+    // A `.pth` file in a virtual environment's site-packages runs its `import` lines at every
+    // start of that Python (`pytest`, `pip list`), as does `sitecustomize`.
+    "site-packages/*.pth",
+    "site-packages/sitecustomize.py",
+    "site-packages/usercustomize.py",
     "~/.cargo/config*",
     "~/.docker/**",
     // Git's config and hooks, wherever git keeps them.
@@ -281,6 +305,15 @@ pub const RUNS_CODE: &[&str] = &[
     "*.git/config",
     ".husky/**",
     ".githooks/**",
+    // Hook managers read these at each hook once installed: `git commit` runs what they say.
+    ".pre-commit-config.yaml",
+    ".pre-commit-config.yml",
+    "lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    "lefthook-local.yml",
+    ".lefthook-local.yml",
     "authorized_keys",
     // Agents' settings, commands, hooks and MCP servers: they grant permissions or run code.
     "~/.claude/**",
@@ -301,6 +334,14 @@ pub const RUNS_CODE: &[&str] = &[
     "opencode.jsonc",
     ".mcp.json",
     ".cursor/mcp.json",
+    // Cursor's project hooks run commands around the agent's own steps.
+    ".cursor/hooks.json",
+    // Other agents' project MCP server lists and hooks (Roo Code, Kiro, Amazon Q).
+    ".roo/mcp.json",
+    ".kiro/settings/mcp.json",
+    ".kiro/hooks/**",
+    ".amazonq/mcp.json",
+    ".amazonq/default.json",
     ".aider.conf.yml",
     // Editors' files that run tasks or programs when a folder is opened.
     ".vscode/settings.json",
@@ -358,17 +399,46 @@ pub fn is_env_template(path: &str) -> bool {
     ENV_TEMPLATES.iter().any(|t| t.eq_ignore_ascii_case(name))
 }
 
-/// Extensions of source files: a name pattern's glued `*` (`id_rsa*`) does not reach them, so
-/// `id_rsa_reader.go` is code to edit, not a key. Shell scripts are left out: `export`ing
-/// secrets from one is common.
+/// Names of the public halves of keys and certificates (matched ignoring ASCII case): what they
+/// hold is meant to be shared, so no [`SECRETS`] pattern covers them (`~/.ssh/id_rsa.pub` is a
+/// read outside the workspace, not a secret). By name only, since a plugin cannot look inside:
+/// a `.pem` or `.key` may hold a private key, so only the bundle names that by convention hold
+/// nothing but certificates are listed among `.pem` files.
+pub const PUBLIC_PARTS: &[&str] = &[
+    "*.pub",
+    "*.crt",
+    "*.cer",
+    "*.csr",
+    "ca.pem",
+    "cacert.pem",
+    "ca-bundle.pem",
+    "chain.pem",
+    "fullchain.pem",
+];
+
+/// Whether `path` names a file that no [`SECRETS`] pattern makes secret: an env template or
+/// the public half of a key or certificate. [`RUNS_CODE`] still applies to it.
+pub fn holds_no_secret(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    is_env_template(name)
+        || PUBLIC_PARTS
+            .iter()
+            .any(|p| wildcard(p.as_bytes(), name.as_bytes(), true))
+}
+
+/// Extensions of source files and of documents: a name pattern's glued `*` (`id_rsa*`) does
+/// not reach them, so `id_rsa_reader.go` is code to edit and `id_rsa_format.md` prose, not
+/// keys. Shell scripts and plain `.txt` files are left out: `export`ing secrets from a script,
+/// or pasting a key into a text file, is common.
 const SOURCE_EXTENSIONS: &[&str] = &[
     "go", "py", "pyi", "rs", "ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs", "java", "kt",
     "kts", "scala", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "cs", "fs", "rb", "php", "swift",
     "m", "mm", "dart", "lua", "pl", "pm", "r", "ex", "exs", "erl", "hs", "ml", "clj", "cljs",
-    "groovy", "vue", "svelte", "zig", "nim", "jl",
+    "groovy", "vue", "svelte", "zig", "nim", "jl", // documents
+    "md", "markdown", "mdx", "rst", "adoc", "asciidoc", "html", "htm", "tex", "ipynb",
 ];
 
-/// Whether the file name `name` ends in a source file's extension.
+/// Whether the file name `name` ends in a source file's or a document's extension.
 fn is_source_file(name: &str) -> bool {
     name.rsplit_once('.').is_some_and(|(stem, ext)| {
         !stem.is_empty()
@@ -845,10 +915,9 @@ mod tests {
     }
 
     #[test]
-    fn key_names_match_key_files_in_any_case_not_source_files_named_after_them() {
+    fn key_names_match_key_files_in_any_case_not_source_files_or_documents_named_after_them() {
         for key in [
             "/ws/id_rsa",
-            "/ws/deploy/id_rsa.pub",
             "/ws/id_ed25519_work",
             "/ws/id_ecdsa-old",
             "/ws/ID_RSA",
@@ -860,8 +929,13 @@ mod tests {
             "/ws/vault.kdbx",
             "/ws/AuthKey_ABC123.p8",
             "/ws/id_rsa.sh",
+            "/ws/id_rsa.txt",
+            "/ws/keys/id_ed25519.old",
+            "/ws/certs/privkey.pem",
+            "/ws/certs/cert.pem",
         ] {
             assert!(first_match(SECRETS, key).is_some(), "{key}");
+            assert!(!holds_no_secret(key), "{key}");
         }
         for source in [
             "/ws/id_rsa_reader.go",
@@ -876,10 +950,40 @@ mod tests {
             "/ws/src/env.ts",
             "/ws/src/environment.py",
             "/ws/docs/pem-format.md",
+            "/ws/docs/id_rsa_format.md",
+            "/ws/docs/ID_ED25519.MD",
+            "/ws/docs/ssh_key_rotation.md",
+            "/ws/docs/credentials.md",
+            "/ws/docs/id_ecdsa-howto.rst",
+            "/ws/notebooks/id_rsa_demo.ipynb",
         ] {
             assert_eq!(first_match(SECRETS, source), None, "{source}");
             assert_eq!(first_match(RUNS_CODE, source), None, "{source}");
         }
+    }
+
+    #[test]
+    fn public_halves_of_keys_and_certificates_hold_no_secret_even_in_secret_directories() {
+        for public in [
+            "/ws/deploy/id_rsa.pub",
+            "/h/.ssh/id_ed25519.pub",
+            "/h/.ssh/id_rsa-cert.pub",
+            "/ws/ID_RSA.PUB",
+            "/ws/certs/server.crt",
+            "/ws/certs/Server.CER",
+            "/ws/certs/request.csr",
+            "/ws/certs/fullchain.pem",
+            "/ws/certs/ca.pem",
+            "/etc/ssl/certs/ca-bundle.pem",
+        ] {
+            assert!(holds_no_secret(public), "{public}");
+        }
+        assert!(holds_no_secret("/ws/.env.example"));
+        // Still files that run code where they are: the exemption is from secrets only.
+        assert_eq!(
+            first_match(RUNS_CODE, "/h/.local/bin/tool.pub"),
+            Some("~/.local/bin/**")
+        );
     }
 
     #[test]
@@ -1028,6 +1132,25 @@ mod tests {
             ("/ws/wt/.git", ".git"),
             ("/ws/fixtures/bare.git/hooks/post-update", "*.git/hooks/**"),
             ("/ws/.husky/pre-commit", ".husky/**"),
+            ("/ws/.cargo/config.toml", ".cargo/config.toml"),
+            ("/ws/crates/core/.cargo/config", ".cargo/config"),
+            ("/ws/rust-toolchain.toml", "rust-toolchain.toml"),
+            ("/ws/rust-toolchain", "rust-toolchain"),
+            ("/ws/.yarnrc.yml", ".yarnrc.yml"),
+            ("/ws/.yarn/releases/yarn-4.1.0.cjs", ".yarn/releases/**"),
+            ("/ws/.yarn/plugins/@yarnpkg/x.cjs", ".yarn/plugins/**"),
+            ("/ws/.pre-commit-config.yaml", ".pre-commit-config.yaml"),
+            ("/ws/lefthook.yml", "lefthook.yml"),
+            ("/ws/.cursor/hooks.json", ".cursor/hooks.json"),
+            ("/ws/.roo/mcp.json", ".roo/mcp.json"),
+            ("/ws/.kiro/settings/mcp.json", ".kiro/settings/mcp.json"),
+            ("/ws/.amazonq/mcp.json", ".amazonq/mcp.json"),
+            (
+                "/ws/.venv/lib/python3.12/site-packages/evil.pth",
+                "site-packages/*.pth",
+            ),
+            ("/ws/.devcontainer/post-create.sh", ".devcontainer/**"),
+            ("/ws/.vscode/launch.json", ".vscode/launch.json"),
             ("/h/.config/acp-gate/handlers.toml", "~/.config/acp-gate/**"),
             ("/h/.local/share/acp-gate/x", "~/.local/share/acp-gate/**"),
             ("/ws/.acp-gate/handlers.toml", ".acp-gate/**"),
@@ -1044,6 +1167,14 @@ mod tests {
             "/ws/.vscode/extensions.json",
             "/ws/Makefile",
             "/ws/.github/workflows/ci.yml",
+            "/ws/.gitattributes",
+            "/ws/.pre-commit-hooks.yaml",
+            "/ws/Cargo.toml",
+            "/ws/package.json",
+            "/ws/build.rs",
+            "/ws/tests/conftest.py",
+            "/ws/models/resnet.pth",
+            "/ws/src/cargo/config.rs",
             "/ws/src/git/config.rs",
             "/ws/src/hooks/useAuth.ts",
         ] {

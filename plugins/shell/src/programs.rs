@@ -1,5 +1,5 @@
 //! What the walk knows about programs by name: shells, interpreters, network fetchers,
-//! decoders, privilege escalators.
+//! decoders, privilege escalators, checksum printers.
 
 use crate::arg::{Arg, Feed};
 
@@ -60,6 +60,19 @@ pub fn is_interpreter(name: &str) -> bool {
             | "expect"
     )
 }
+
+/// Programs that print checksums of the files they are given.
+pub const CHECKSUMS: &[&str] = &[
+    "md5sum",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "sum",
+];
 
 /// Programs that run other programs with raised privileges.
 pub fn is_escalator(name: &str) -> bool {

@@ -4,8 +4,8 @@
 //! Every simple command anywhere in the text is collected (lists, pipelines, subshells, brace
 //! groups, loops, conditionals, function bodies, command and process substitutions), with its
 //! words resolved as far as can be done without running anything (quotes, escapes, `$'..'`,
-//! brace expansion, `~`, `$HOME`). Programs that run another command are looked through
-//! (see [`crate::wrappers`]): the wrapper is recorded, then the command it runs. What cannot be
+//! brace expansion, `~`, `$HOME`). Programs that run another command are looked through, as
+//! [`crate::wrappers`] reads them: the wrapper is recorded, then the command it runs. What cannot be
 //! known without running it (a command word in a variable, `eval "$X"`) becomes a [`Note`],
 //! never a pass.
 
@@ -14,9 +14,11 @@ use brush_parser::word;
 use brush_parser::{Parser, ParserOptions};
 
 use crate::arg::{Arg, Feed, expand_braces};
+use crate::command::{Command, Note, NoteKind, Reading, Runs};
 use crate::paths::absolutize;
 use crate::programs::{produces, program_name};
 use crate::scan::{Piece, scan};
+use crate::wrappers::{Plan, SUBSCRIPT_BUILTINS, Step, plan};
 
 /// How deeply `bash -c`, `eval` and substitutions may nest before the walk gives up.
 pub const MAX_DEPTH: u32 = 12;
@@ -24,120 +26,6 @@ pub const MAX_DEPTH: u32 = 12;
 pub const MAX_INPUT: usize = 128 * 1024;
 /// The most words one brace expansion may produce.
 const MAX_BRACE_WORDS: usize = 64;
-
-/// What a recorded command does with the command it is given, if it runs one.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Runs {
-    /// Nothing: an ordinary command.
-    #[default]
-    Nothing,
-    /// A wrapper (`sudo`, `env`, `timeout`, `xargs`, ...): `argv[..at]` are its own words,
-    /// `argv[at..]` the command it runs, which is recorded after it.
-    Command { at: usize },
-    /// A shell or `eval` running a script given as words (`bash -c CODE`, `eval WORDS`): the
-    /// script's commands are recorded after it.
-    Script,
-}
-
-/// One simple command.
-#[derive(Clone, Debug, Default)]
-pub struct Command {
-    /// The program's normalised name (`/bin/RM` -> `rm`); empty when there is no command word
-    /// (a bare assignment or redirection) or it is not known statically.
-    pub name: String,
-    /// The words, the command word first.
-    pub argv: Vec<Arg>,
-    /// Variables set for it: prefix assignments, `env NAME=value`, `sudo NAME=value`.
-    pub env: Vec<(String, Arg)>,
-    /// Files its redirections (or those of a group or subshell around it) write to.
-    pub writes: Vec<Arg>,
-    /// Files its redirections read from.
-    pub reads: Vec<Arg>,
-    /// What its standard input carries.
-    pub stdin: Feed,
-    /// The directory it runs in (after any `cd` before it); empty when not known statically.
-    pub cwd: String,
-    /// The wrappers it runs under, outermost first (`sudo`, `timeout`, `xargs`, `bash`, ...).
-    pub wrappers: Vec<String>,
-    /// Whether it runs a command or a script given in its words.
-    pub runs: Runs,
-}
-
-impl Command {
-    /// The arguments after the command word.
-    pub fn args(&self) -> &[Arg] {
-        self.argv.get(1..).unwrap_or_default()
-    }
-
-    /// The program's own arguments: for a wrapper, those before the command it runs.
-    pub fn own_args(&self) -> &[Arg] {
-        match self.runs {
-            Runs::Command { at } => self.argv.get(1..at).unwrap_or_default(),
-            _ => self.args(),
-        }
-    }
-
-    /// The command as text, for reasons.
-    pub fn display(&self) -> String {
-        let mut words: Vec<String> = self
-            .env
-            .iter()
-            .map(|(n, v)| format!("{n}={}", v.text))
-            .collect();
-        words.extend(self.argv.iter().map(|a| a.text.clone()));
-        let text = words.join(" ");
-        match text.char_indices().nth(80) {
-            Some((cut, _)) => format!("{}…", &text[..cut]),
-            None => text,
-        }
-    }
-}
-
-/// What kind of structure the walk could not see through.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NoteKind {
-    /// The text (or a word, or a nested script) does not parse.
-    Unparseable,
-    /// Nested too deeply, or too long.
-    TooComplex,
-    /// The command word is only known when it runs (`$CMD`, `$(..)`).
-    DynamicCommand,
-    /// Code run by `eval`, `bash -c`, `source`, `alias`, ... is only known when it runs, or
-    /// is loaded from a start-up file.
-    DynamicCode,
-    /// A command substitution or an array subscript inside arithmetic, which runs code.
-    ArithmeticCode,
-    /// Code downloaded from the network is run.
-    RemoteCode,
-    /// Decoded or unpacked bytes are run.
-    DecodedPayload,
-    /// A shell or interpreter runs code from an input that cannot be seen.
-    StdinScript,
-    /// A function calls itself in a pipeline or in the background.
-    ForkBomb,
-    /// Something changes what a later command name runs or when code runs (a function
-    /// definition, `alias`, `trap`, `enable -f`, ...).
-    Defines,
-}
-
-/// One thing the walk could not see through, with a reason for a person.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Note {
-    pub kind: NoteKind,
-    pub reason: String,
-}
-
-/// Everything the walk learned from one command line.
-#[derive(Debug, Default)]
-pub struct Reading {
-    /// Every simple command, in the order the walk met them (substitutions before the command
-    /// whose words hold them, a wrapper before the command it runs).
-    pub commands: Vec<Command>,
-    /// What could not be seen through.
-    pub notes: Vec<Note>,
-    /// The innermost script that did not parse (the top level or a nested payload).
-    pub failed: Option<String>,
-}
 
 /// The reading of a request's command, the same for every plugin: its argv when it has one
 /// (that is what runs; a shell string sent with it describes the same), else its shell string.
@@ -177,27 +65,29 @@ pub fn read_argv(argv: &[String], home: &str, cwd: &str) -> Reading {
 
 /// What the surrounding shell code imposes on the commands inside it.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Ctx {
-    pub(crate) stdin: Feed,
-    pub(crate) wrappers: Vec<String>,
-    pub(crate) env: Vec<(String, Arg)>,
-    pub(crate) depth: u32,
+struct Ctx {
+    stdin: Feed,
+    wrappers: Vec<String>,
+    env: Vec<(String, Arg)>,
+    depth: u32,
     /// Inside a pipeline of several commands, or a command put in the background.
-    pub(crate) forks: bool,
+    forks: bool,
+    /// Standard output goes into a pipe or a substitution.
+    captured: bool,
 }
 
-pub(crate) struct Walker<'a> {
-    pub(crate) home: &'a str,
+struct Walker<'a> {
+    home: &'a str,
     /// The shell's working directory at this point of the walk; empty once it is unknown.
-    pub(crate) cwd: String,
+    cwd: String,
     options: ParserOptions,
-    pub(crate) out: Vec<Command>,
+    out: Vec<Command>,
     notes: Vec<Note>,
     failed: Option<String>,
     /// Functions whose bodies are being walked (for fork bombs).
-    pub(crate) defining: Vec<String>,
+    defining: Vec<String>,
     /// Variables assigned from the network or a decoder (`a=$(curl ..)`), so `$a` carries it.
-    pub(crate) tainted: Vec<(String, Feed)>,
+    tainted: Vec<(String, Feed)>,
     /// Loop variables whose value is known as well as one word (`for f in src/*.rs`).
     bound: Vec<(String, Arg)>,
     /// Variables assigned text that runs code when evaluated as arithmetic (`x='a[$(id)]'`).
@@ -221,13 +111,13 @@ impl<'a> Walker<'a> {
     }
 
     /// Adds a command to the result, in the directory the shell is in at that point.
-    pub(crate) fn record(&mut self, mut command: Command) {
+    fn record(&mut self, mut command: Command) {
         command.cwd.clone_from(&self.cwd);
         self.out.push(command);
     }
 
     /// Runs `walk` in a child shell: a `cd` inside it does not change the parent's directory.
-    pub(crate) fn in_child<T>(&mut self, walk: impl FnOnce(&mut Self) -> T) -> T {
+    fn in_child<T>(&mut self, walk: impl FnOnce(&mut Self) -> T) -> T {
         let saved = self.cwd.clone();
         let result = walk(self);
         self.cwd = saved;
@@ -235,7 +125,7 @@ impl<'a> Walker<'a> {
     }
 
     /// Follows `cd DIR` / `pushd DIR`, so later relative paths resolve where they will run.
-    pub(crate) fn change_directory(&mut self, command: &Command) {
+    fn change_directory(&mut self, command: &Command) {
         let operand = command
             .args()
             .iter()
@@ -259,14 +149,14 @@ impl<'a> Walker<'a> {
         }
     }
 
-    pub(crate) fn note(&mut self, kind: NoteKind, reason: String) {
+    fn note(&mut self, kind: NoteKind, reason: String) {
         self.notes.push(Note { kind, reason });
     }
 
     // ----- the syntax tree -----
 
     /// Parses and walks a shell string (the top level, a `bash -c` payload, a substitution).
-    pub(crate) fn script(&mut self, text: &str, ctx: &Ctx) {
+    fn script(&mut self, text: &str, ctx: &Ctx) {
         if ctx.depth > MAX_DEPTH {
             self.note(
                 NoteKind::TooComplex,
@@ -317,7 +207,8 @@ impl<'a> Walker<'a> {
         let forks = ctx.forks || pipeline.seq.len() > 1;
         let mut strong = ctx.stdin.strong();
         let mut previous: Option<Feed> = None;
-        for command in &pipeline.seq {
+        let last = pipeline.seq.len().saturating_sub(1);
+        for (k, command) in pipeline.seq.iter().enumerate() {
             let stdin = match previous.take() {
                 None => ctx.stdin.clone(),
                 Some(feed) => strong.clone().join(feed),
@@ -326,6 +217,7 @@ impl<'a> Walker<'a> {
             let stage = Ctx {
                 stdin,
                 forks,
+                captured: ctx.captured || k < last,
                 ..ctx.clone()
             };
             if pipeline.seq.len() > 1 {
@@ -341,7 +233,7 @@ impl<'a> Walker<'a> {
 
     /// What the commands collected since `start` write to their standard output (a wrapper
     /// writes what the command it runs writes).
-    pub(crate) fn produced(&self, start: usize) -> Feed {
+    fn produced(&self, start: usize) -> Feed {
         let commands: Vec<&Command> = self.out[start..]
             .iter()
             .filter(|c| c.runs == Runs::Nothing)
@@ -512,7 +404,7 @@ impl<'a> Walker<'a> {
     /// An arithmetic expression (`(( .. ))`, `$(( .. ))`, `let`, an operand of `-eq`): a
     /// command substitution or an array subscript with an expansion in it runs code when it is
     /// evaluated, even from a quoted string. The commands inside are walked, so they are judged.
-    pub(crate) fn arithmetic(&mut self, expr: &str, ctx: &Ctx) {
+    fn arithmetic(&mut self, expr: &str, ctx: &Ctx) {
         let substitutes = expr.contains("$(") || expr.contains('`');
         // A variable holding such text runs it too: arithmetic evaluates a variable's value.
         let holds_code = expr
@@ -533,7 +425,7 @@ impl<'a> Walker<'a> {
     }
 
     /// Remembers a variable assigned text that runs code when evaluated as arithmetic.
-    pub(crate) fn assigned(&mut self, name: &str, value: &Arg) {
+    fn assigned(&mut self, name: &str, value: &Arg) {
         if runs_in_subscript(&value.text) || value.text.contains("$(") || value.text.contains('`') {
             self.subscripted.push(name.to_owned());
         }
@@ -544,6 +436,7 @@ impl<'a> Walker<'a> {
             env: ctx.env.clone(),
             stdin: ctx.stdin.clone(),
             wrappers: ctx.wrappers.clone(),
+            piped: ctx.captured,
             ..Command::default()
         };
         let mut redirects = Vec::new();
@@ -643,6 +536,7 @@ impl<'a> Walker<'a> {
             stdin: inner_stdin,
             depth: ctx.depth + 1,
             forks: true,
+            captured: true,
             ..ctx.clone()
         };
         self.in_child(|x| x.compound_list(&subshell.list, &inner));
@@ -697,31 +591,26 @@ impl<'a> Walker<'a> {
             },
             ast::IoRedirect::HereDocument(_, doc) => {
                 let text = &doc.doc.value;
-                inv.stdin = if doc.requires_expansion {
+                let input = if doc.requires_expansion {
                     // The body expands like a double-quoted string in which `"` is literal.
                     match scan(&format!("\"{}\"", text.replace('"', "\\\""))) {
                         Ok(pieces) => {
                             let mut arg = Arg::default();
                             self.pieces(&pieces, &mut arg, ctx);
-                            if arg.dynamic {
-                                arg.feed.strong().join(Feed::Unknown)
-                            } else {
-                                Feed::Text(arg.text)
-                            }
+                            arg
                         }
-                        Err(_) => Feed::Unknown,
+                        Err(_) => Arg::unknown(text.clone()),
                     }
                 } else {
-                    Feed::Text(text.clone())
+                    Arg::literal(text.clone())
                 };
+                inv.stdin = fed(&input);
+                inv.input = Some(input);
             }
             ast::IoRedirect::HereString(_, w) => {
-                let arg = self.word(&w.value, ctx);
-                inv.stdin = if arg.dynamic {
-                    arg.feed.strong().join(Feed::Unknown)
-                } else {
-                    Feed::Text(arg.text)
-                };
+                let input = self.word(&w.value, ctx);
+                inv.stdin = fed(&input);
+                inv.input = Some(input);
             }
             ast::IoRedirect::OutputAndError(w, _) => {
                 let arg = self.word(&w.value, ctx);
@@ -733,7 +622,7 @@ impl<'a> Walker<'a> {
     // ----- words -----
 
     /// A word as the command receives it; brace expansion may turn it into several.
-    pub(crate) fn words(&mut self, w: &ast::Word, ctx: &Ctx) -> Vec<Arg> {
+    fn words(&mut self, w: &ast::Word, ctx: &Ctx) -> Vec<Arg> {
         let raw = w.value.as_str();
         if raw.contains('{')
             && (raw.contains(',') || raw.contains(".."))
@@ -754,7 +643,7 @@ impl<'a> Walker<'a> {
         vec![self.word(raw, ctx)]
     }
 
-    pub(crate) fn word(&mut self, raw: &str, ctx: &Ctx) -> Arg {
+    fn word(&mut self, raw: &str, ctx: &Ctx) -> Arg {
         match scan(raw) {
             Ok(pieces) => {
                 let mut arg = Arg::default();
@@ -772,7 +661,7 @@ impl<'a> Walker<'a> {
         }
     }
 
-    pub(crate) fn pieces(&mut self, pieces: &[Piece], arg: &mut Arg, ctx: &Ctx) {
+    fn pieces(&mut self, pieces: &[Piece], arg: &mut Arg, ctx: &Ctx) {
         for piece in pieces {
             match piece {
                 Piece::Literal { text, quoted } => {
@@ -839,6 +728,7 @@ impl<'a> Walker<'a> {
                     let inner = Ctx {
                         stdin: Feed::Nothing,
                         depth: ctx.depth + 1,
+                        captured: true,
                         ..ctx.clone()
                     };
                     self.in_child(|x| x.script(script, &inner));
@@ -852,6 +742,243 @@ impl<'a> Walker<'a> {
                 }
             }
         }
+    }
+
+    // ----- what commands run -----
+
+    /// Records one simple command, looking through the wrappers that run another command.
+    fn run(&mut self, mut inv: Command, ctx: &Ctx) {
+        for (name, value) in &inv.env {
+            let feed = value.feed.strong();
+            if feed != Feed::Nothing {
+                self.tainted.push((name.clone(), feed));
+            }
+        }
+        let Some(head) = inv.argv.first() else {
+            self.record(inv);
+            return;
+        };
+        if head.dynamic || head.glob {
+            let (kind, why) = match head.feed {
+                Feed::Network => (
+                    NoteKind::RemoteCode,
+                    "runs a command name downloaded from the network",
+                ),
+                Feed::Decoded => (
+                    NoteKind::DecodedPayload,
+                    "runs a command name decoded at run time",
+                ),
+                _ => (
+                    NoteKind::DynamicCommand,
+                    "the command word is only known when it runs",
+                ),
+            };
+            self.note(kind, format!("{why}: `{}`", inv.display()));
+            inv.name.clear();
+            self.record(inv);
+            return;
+        }
+        let name = program_name(&head.text);
+        if self.defining.contains(&name) && ctx.forks {
+            self.note(
+                NoteKind::ForkBomb,
+                format!("`{name}` calls itself in a pipeline or in the background: a fork bomb"),
+            );
+        }
+        inv.name = name;
+        if SUBSCRIPT_BUILTINS.contains(&inv.name.as_str()) {
+            let all = inv.name == "let";
+            for a in inv.args().to_vec() {
+                if all || a.text.contains('[') {
+                    self.arithmetic(&a.text, ctx);
+                }
+                if let Some((name, value)) = a.assignment() {
+                    self.assigned(&name, &value);
+                }
+            }
+        }
+        let plan = plan(inv);
+        self.follow(plan, ctx);
+    }
+
+    /// Carries out the steps of one command's plan.
+    fn follow(&mut self, plan: Plan, ctx: &Ctx) {
+        let Plan { command, steps } = plan;
+        let last = steps.len().saturating_sub(1);
+        let mut command = Some(command);
+        for (k, step) in steps.into_iter().enumerate() {
+            let inv = command.as_ref().expect("taken only by the last step");
+            match step {
+                Step::Note(kind, reason) => self.note(kind, reason),
+                Step::Record(runs) => {
+                    let recorded = if k == last {
+                        command.take().expect("the command is still there")
+                    } else {
+                        inv.clone()
+                    };
+                    self.record(Command { runs, ..recorded });
+                }
+                Step::Wrap { start } => {
+                    let inv = command.take().expect("the command is still there");
+                    self.run_inner(inv, start, ctx);
+                }
+                Step::Code(code) => self.code_arg(&code, inv, ctx),
+                Step::Words(words) => self.code_words(&words, inv, ctx),
+                Step::Stdin { shell } => self.stdin_code(inv, shell, ctx),
+                Step::Run(each) => self.run(*each, ctx),
+                Step::ChangeDirectory => self.change_directory(inv),
+                Step::LeaveDirectory => self.cwd.clear(),
+            }
+        }
+    }
+
+    /// Records the wrapper, then runs what it runs: `inv.argv[start..]`, after any
+    /// `NAME=value` words, which are its environment.
+    fn run_inner(&mut self, inv: Command, start: usize, ctx: &Ctx) {
+        let mut i = start.min(inv.argv.len());
+        let mut env = inv.env.clone();
+        while let Some(assignment) = inv.argv.get(i).and_then(Arg::assignment) {
+            env.push(assignment);
+            i += 1;
+        }
+        if i >= inv.argv.len() {
+            // The wrapper runs nothing (`sudo -i`, `env`, `nohup`): judge it alone.
+            self.record(Command { env, ..inv });
+            return;
+        }
+        let mut wrappers = inv.wrappers.clone();
+        wrappers.push(inv.name.clone());
+        let inner = Command {
+            name: String::new(),
+            argv: inv.argv[i..].to_vec(),
+            env,
+            writes: inv.writes,
+            reads: inv.reads,
+            stdin: inv.stdin.clone(),
+            input: inv.input,
+            piped: inv.piped,
+            cwd: String::new(),
+            wrappers,
+            runs: Runs::Nothing,
+        };
+        self.record(Command {
+            name: inv.name,
+            argv: inv.argv,
+            env: inv.env,
+            stdin: inv.stdin,
+            piped: inv.piped,
+            wrappers: inv.wrappers,
+            runs: Runs::Command { at: start },
+            ..Command::default()
+        });
+        self.run(inner, ctx);
+    }
+
+    /// Code passed as one argument (`bash -c CODE`, `su -c CODE`, `alias x=CODE`).
+    fn code_arg(&mut self, code: &Arg, inv: &Command, ctx: &Ctx) {
+        if code.dynamic {
+            self.dynamic_code(&code.feed, &code.text, inv);
+            return;
+        }
+        let inner = self.inner_ctx(inv, ctx);
+        self.in_child(|x| x.script(&code.text, &inner));
+    }
+
+    /// Code passed as words joined by spaces (`eval`, `watch`).
+    fn code_words(&mut self, words: &[Arg], inv: &Command, ctx: &Ctx) {
+        if let Some(dynamic) = words.iter().find(|a| a.dynamic) {
+            let feed = words
+                .iter()
+                .fold(Feed::Nothing, |f, a| f.join(a.feed.strong()));
+            self.dynamic_code(&feed, &dynamic.text, inv);
+            return;
+        }
+        let code = words
+            .iter()
+            .map(|a| a.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let inner = self.inner_ctx(inv, ctx);
+        if inv.name == "eval" {
+            self.script(&code, &inner);
+        } else {
+            self.in_child(|x| x.script(&code, &inner));
+        }
+    }
+
+    fn dynamic_code(&mut self, feed: &Feed, shown: &str, inv: &Command) {
+        match feed {
+            Feed::Network => self.note(
+                NoteKind::RemoteCode,
+                format!("runs code downloaded from the network: `{}`", inv.display()),
+            ),
+            Feed::Decoded => self.note(
+                NoteKind::DecodedPayload,
+                format!("runs code decoded at run time: `{}`", inv.display()),
+            ),
+            _ => self.note(
+                NoteKind::DynamicCode,
+                format!(
+                    "the code `{}` runs (`{shown}`) is only known when it runs",
+                    inv.display()
+                ),
+            ),
+        }
+    }
+
+    /// A shell or interpreter reading the code it runs from its standard input.
+    fn stdin_code(&mut self, inv: &Command, shell: bool, ctx: &Ctx) {
+        match &inv.stdin {
+            Feed::Network => self.note(
+                NoteKind::RemoteCode,
+                format!("pipes code downloaded from the network into `{}`", inv.name),
+            ),
+            Feed::Decoded => self.note(
+                NoteKind::DecodedPayload,
+                format!("pipes decoded or unpacked code into `{}`", inv.name),
+            ),
+            Feed::Unknown => self.note(
+                NoteKind::StdinScript,
+                format!(
+                    "`{}` runs code from its input, which cannot be checked",
+                    inv.name
+                ),
+            ),
+            Feed::Text(code) if shell => {
+                let inner = Ctx {
+                    stdin: Feed::Nothing,
+                    ..self.inner_ctx(inv, ctx)
+                };
+                if matches!(inv.name.as_str(), "source" | ".") {
+                    self.script(code, &inner);
+                } else {
+                    self.in_child(|x| x.script(code, &inner));
+                }
+            }
+            Feed::Text(_) | Feed::Nothing => {}
+        }
+    }
+
+    fn inner_ctx(&self, inv: &Command, ctx: &Ctx) -> Ctx {
+        let mut wrappers = inv.wrappers.clone();
+        wrappers.push(inv.name.clone());
+        Ctx {
+            stdin: inv.stdin.clone(),
+            wrappers,
+            env: inv.env.clone(),
+            depth: ctx.depth + 1,
+            forks: ctx.forks,
+            captured: inv.piped,
+        }
+    }
+}
+
+/// What a here-document or here-string feeds a command: its text, when known.
+fn fed(input: &Arg) -> Feed {
+    if input.dynamic {
+        input.feed.strong().join(Feed::Unknown)
+    } else {
+        Feed::Text(input.text.clone())
     }
 }
 

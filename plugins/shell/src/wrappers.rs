@@ -1,12 +1,13 @@
 //! Looking through the programs that run another command: privilege wrappers (`sudo`, `doas`,
 //! `su -c`), process wrappers (`env`, `timeout`, `nice`, `nohup`, `xargs`, ...), finders that
 //! run a command per file (`find -exec`, `fd -x`), shells and `eval` running a script, and
-//! interpreters reading code from their input. The wrapper is recorded, then what it runs.
+//! interpreters reading code from their input. Each is read here into a [`Plan`]: what the walk
+//! records, and what it follows (the command a wrapper runs is recorded after it).
 
-use crate::arg::{Arg, Feed};
+use crate::arg::Arg;
+use crate::command::{Command, NoteKind, Runs};
 use crate::options::operand_start;
-use crate::programs::{is_interpreter, is_shell, program_name};
-use crate::walk::{Command, Ctx, NoteKind, Runs, Walker};
+use crate::programs::{is_interpreter, is_shell};
 
 /// A wrapper whose options are followed by `skip` operands and then the command it runs.
 pub struct Wrapper {
@@ -205,7 +206,7 @@ const XARGS_VALUED: &[&str] = &[
 ];
 
 /// Builtins that evaluate array subscripts (and `let`, arithmetic) in their arguments.
-const SUBSCRIPT_BUILTINS: &[&str] = &[
+pub(crate) const SUBSCRIPT_BUILTINS: &[&str] = &[
     "let",
     "declare",
     "typeset",
@@ -222,617 +223,484 @@ const SUBSCRIPT_BUILTINS: &[&str] = &[
     "wait",
 ];
 
-impl Walker<'_> {
-    /// Records one simple command, looking through the wrappers that run another command.
-    pub(crate) fn run(&mut self, mut inv: Command, ctx: &Ctx) {
-        for (name, value) in &inv.env {
-            let feed = value.feed.strong();
-            if feed != Feed::Nothing {
-                self.tainted.push((name.clone(), feed));
+/// What the walk does with one command, in order.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// Notes something it cannot see through.
+    Note(NoteKind, String),
+    /// Records the command, with what it runs.
+    Record(Runs),
+    /// Records the command as a wrapper running `argv[start..]` (after any `NAME=value` words,
+    /// its environment), then that command: the last step.
+    Wrap { start: usize },
+    /// Walks code given as one word (`bash -c CODE`, `su -c CODE`, `alias x=CODE`), in a child
+    /// shell; code only known at run time is noted.
+    Code(Arg),
+    /// Walks code given as words joined by spaces (`eval WORDS`, `watch WORDS`, `env -S`).
+    Words(Vec<Arg>),
+    /// Walks code the command reads from its standard input (only a shell's is walked).
+    Stdin { shell: bool },
+    /// Walks a command it runs for each file it finds (`find -exec`, `fd -x`).
+    Run(Box<Command>),
+    /// Follows `cd DIR` / `pushd DIR`.
+    ChangeDirectory,
+    /// Back to a directory the walk does not keep (`popd`): unknown from here on.
+    LeaveDirectory,
+}
+
+/// One command as the walk follows it: the command (for `xargs`, with what it adds to the
+/// command it runs) and the steps.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    pub(crate) command: Command,
+    pub(crate) steps: Vec<Step>,
+}
+
+impl Plan {
+    fn new(command: Command, steps: Vec<Step>) -> Self {
+        Self { command, steps }
+    }
+
+    fn record(command: Command) -> Self {
+        Self::new(command, vec![Step::Record(Runs::Nothing)])
+    }
+
+    fn wrap(command: Command, start: usize) -> Self {
+        Self::new(command, vec![Step::Wrap { start }])
+    }
+}
+
+/// How a command that runs a script given in its words is recorded: as running it when the
+/// script is known, as an ordinary command when it is not.
+fn script_runs(code: &[Arg]) -> Runs {
+    if !code.is_empty() && code.iter().all(|a| !a.dynamic) {
+        Runs::Script
+    } else {
+        Runs::Nothing
+    }
+}
+
+/// How the walk follows `inv`, whose `name` is set: what it runs besides itself.
+pub(crate) fn plan(inv: Command) -> Plan {
+    if let Some(w) = WRAPPERS
+        .iter()
+        .find(|w| w.names.contains(&inv.name.as_str()))
+    {
+        let start = operand_start(&inv.argv, 1, w.valued) + w.skip;
+        return Plan::wrap(inv, start);
+    }
+    match inv.name.as_str() {
+        "su" | "runuser" | "ksu" => su(inv),
+        "env" => env(inv),
+        "chrt" | "taskset" => {
+            let skip = usize::from(!inv.args().iter().any(|a| a.is("-p") || a.is("--pid")));
+            let start = operand_start(&inv.argv, 1, &["-T", "-P", "-D"]) + skip;
+            Plan::wrap(inv, start)
+        }
+        "flock" => flock(inv),
+        "command" => {
+            let lookup = inv
+                .args()
+                .iter()
+                .take_while(|a| a.text.starts_with('-'))
+                .any(|a| a.text.contains(['v', 'V']));
+            if lookup {
+                Plan::record(inv)
+            } else {
+                let start = operand_start(&inv.argv, 1, &[]);
+                Plan::wrap(inv, start)
             }
         }
-        let Some(head) = inv.argv.first() else {
-            self.record(inv);
-            return;
-        };
-        if head.dynamic || head.glob {
-            let (kind, why) = match head.feed {
-                Feed::Network => (
-                    NoteKind::RemoteCode,
-                    "runs a command name downloaded from the network",
-                ),
-                Feed::Decoded => (
-                    NoteKind::DecodedPayload,
-                    "runs a command name decoded at run time",
-                ),
-                _ => (
-                    NoteKind::DynamicCommand,
-                    "the command word is only known when it runs",
-                ),
+        "busybox" | "toybox" => Plan::wrap(inv, 1),
+        "cd" | "pushd" => Plan::new(
+            inv,
+            vec![Step::ChangeDirectory, Step::Record(Runs::Nothing)],
+        ),
+        "popd" => Plan::new(inv, vec![Step::LeaveDirectory, Step::Record(Runs::Nothing)]),
+        "xargs" => xargs(inv),
+        "find" => find(inv),
+        "fd" | "fdfind" => fd(inv),
+        "watch" => watch(inv),
+        "eval" => {
+            let args = inv.args().to_vec();
+            let steps = vec![Step::Record(script_runs(&args)), Step::Words(args)];
+            Plan::new(inv, steps)
+        }
+        "source" | "." => {
+            let mut steps = Vec::new();
+            match inv.argv.get(1) {
+                Some(a) if a.dynamic => steps.push(Step::Code(a.clone())),
+                Some(a)
+                    if matches!(
+                        a.text.as_str(),
+                        "/dev/stdin" | "-" | "/proc/self/fd/0" | "/dev/fd/0"
+                    ) =>
+                {
+                    steps.push(Step::Stdin { shell: true })
+                }
+                _ => {}
+            }
+            steps.push(Step::Record(Runs::Nothing));
+            Plan::new(inv, steps)
+        }
+        "alias" | "trap" => {
+            let operands = inv.args().iter().filter(|a| !a.text.starts_with('-'));
+            let code: Vec<&Arg> = if inv.name == "trap" {
+                operands.take(1).collect()
+            } else {
+                operands.collect()
             };
-            self.note(kind, format!("{why}: `{}`", inv.display()));
-            inv.name.clear();
-            self.record(inv);
-            return;
-        }
-        let name = program_name(&head.text);
-        if self.defining.contains(&name) && ctx.forks {
-            self.note(
-                NoteKind::ForkBomb,
-                format!("`{name}` calls itself in a pipeline or in the background: a fork bomb"),
-            );
-        }
-        inv.name = name;
-        if SUBSCRIPT_BUILTINS.contains(&inv.name.as_str()) {
-            let all = inv.name == "let";
-            for a in inv.args().to_vec() {
-                if all || a.text.contains('[') {
-                    self.arithmetic(&a.text, ctx);
-                }
-                if let Some((name, value)) = a.assignment() {
-                    self.assigned(&name, &value);
-                }
-            }
-        }
-        if let Some(w) = WRAPPERS
-            .iter()
-            .find(|w| w.names.contains(&inv.name.as_str()))
-        {
-            let start = operand_start(&inv.argv, 1, w.valued) + w.skip;
-            self.run_inner(inv, start, ctx);
-            return;
-        }
-        match inv.name.as_str() {
-            "su" | "runuser" | "ksu" => self.su(inv, ctx),
-            "env" => self.env(inv, ctx),
-            "chrt" | "taskset" => {
-                let skip = usize::from(!inv.args().iter().any(|a| a.is("-p") || a.is("--pid")));
-                let start = operand_start(&inv.argv, 1, &["-T", "-P", "-D"]) + skip;
-                self.run_inner(inv, start, ctx);
-            }
-            "flock" => self.flock(inv, ctx),
-            "command" => {
-                let lookup = inv
-                    .args()
-                    .iter()
-                    .take_while(|a| a.text.starts_with('-'))
-                    .any(|a| a.text.contains(['v', 'V']));
-                if lookup {
-                    self.record(inv)
-                } else {
-                    let start = operand_start(&inv.argv, 1, &[]);
-                    self.run_inner(inv, start, ctx)
-                }
-            }
-            "busybox" | "toybox" => self.run_inner(inv, 1, ctx),
-            "cd" | "pushd" => {
-                self.change_directory(&inv);
-                self.record(inv);
-            }
-            // Back to a directory the walk does not keep: unknown from here on.
-            "popd" => {
-                self.cwd.clear();
-                self.record(inv);
-            }
-            "xargs" => self.xargs(inv, ctx),
-            "find" => self.find(inv, ctx),
-            "fd" | "fdfind" => self.fd(inv, ctx),
-            "watch" => self.watch(inv, ctx),
-            "eval" => {
-                let args = inv.args().to_vec();
-                self.record_script(&inv, &args);
-                self.code_words(&args, &inv, ctx);
-            }
-            "source" | "." => {
-                match inv.argv.get(1) {
-                    Some(a) if a.dynamic => self.code_arg(a, &inv, ctx),
-                    Some(a)
-                        if matches!(
-                            a.text.as_str(),
-                            "/dev/stdin" | "-" | "/proc/self/fd/0" | "/dev/fd/0"
-                        ) =>
-                    {
-                        self.stdin_code(&inv, true, ctx)
-                    }
-                    _ => {}
-                }
-                self.record(inv);
-            }
-            "alias" | "trap" => {
-                let operands = inv.args().iter().filter(|a| !a.text.starts_with('-'));
-                let code: Vec<Arg> = if inv.name == "trap" {
-                    operands.take(1).cloned().collect()
-                } else {
-                    operands.cloned().collect()
+            let mut steps = Vec::new();
+            for a in code {
+                let value = match a.text.split_once('=') {
+                    Some((_, value)) if inv.name == "alias" => value,
+                    _ if inv.name == "alias" => continue,
+                    _ => a.text.as_str(),
                 };
-                for a in code {
-                    let value = match a.text.split_once('=') {
-                        Some((_, value)) if inv.name == "alias" => value,
-                        _ if inv.name == "alias" => continue,
-                        _ => a.text.as_str(),
-                    };
-                    let value = Arg {
-                        text: value.to_owned(),
-                        ..a.clone()
-                    };
-                    self.code_arg(&value, &inv, ctx);
-                }
-                self.record(inv);
+                steps.push(Step::Code(Arg {
+                    text: value.to_owned(),
+                    ..a.clone()
+                }));
             }
-            name if is_shell(name) => self.shell(inv, ctx),
-            name if is_interpreter(name) => self.interpreter(inv, ctx),
-            _ => self.record(inv),
+            steps.push(Step::Record(Runs::Nothing));
+            Plan::new(inv, steps)
         }
+        name if is_shell(name) => shell(inv),
+        name if is_interpreter(name) => interpreter(inv),
+        _ => Plan::record(inv),
     }
+}
 
-    /// Records the wrapper, then runs what it runs: `inv.argv[start..]`, after any
-    /// `NAME=value` words, which are its environment.
-    fn run_inner(&mut self, inv: Command, start: usize, ctx: &Ctx) {
-        let mut i = start.min(inv.argv.len());
-        let mut env = inv.env.clone();
-        while let Some(assignment) = inv.argv.get(i).and_then(Arg::assignment) {
-            env.push(assignment);
+/// `env NAME=value CMD`; `env -S 'cmd args'` splits its argument into words, as a shell would.
+fn env(inv: Command) -> Plan {
+    let mut i = 1;
+    while let Some(a) = inv.argv.get(i) {
+        let t = a.text.as_str();
+        if t == "--" {
             i += 1;
+            break;
         }
-        if i >= inv.argv.len() {
-            // The wrapper runs nothing (`sudo -i`, `env`, `nohup`): judge it alone.
-            self.record(Command { env, ..inv });
-            return;
-        }
-        let mut wrappers = inv.wrappers.clone();
-        wrappers.push(inv.name.clone());
-        let inner = Command {
-            name: String::new(),
-            argv: inv.argv[i..].to_vec(),
-            env,
-            writes: inv.writes,
-            reads: inv.reads,
-            stdin: inv.stdin.clone(),
-            cwd: String::new(),
-            wrappers,
-            runs: Runs::Nothing,
-        };
-        self.record(Command {
-            name: inv.name,
-            argv: inv.argv,
-            env: inv.env,
-            stdin: inv.stdin,
-            wrappers: inv.wrappers,
-            runs: Runs::Command { at: start },
-            ..Command::default()
-        });
-        self.run(inner, ctx);
-    }
-
-    /// Records a shell or `eval` that runs the script `code`: as running a script whose
-    /// commands follow when the script is known, as an ordinary command when it is not.
-    fn record_script(&mut self, inv: &Command, code: &[Arg]) {
-        let known = !code.is_empty() && code.iter().all(|a| !a.dynamic);
-        self.record(Command {
-            runs: if known { Runs::Script } else { Runs::Nothing },
-            ..inv.clone()
-        });
-    }
-
-    fn env(&mut self, inv: Command, ctx: &Ctx) {
-        let mut i = 1;
-        while let Some(a) = inv.argv.get(i) {
-            let t = a.text.as_str();
-            if t == "--" {
-                i += 1;
-                break;
-            }
-            if matches!(t, "-S" | "--split-string")
-                || t.starts_with("-S")
-                || t.starts_with("--split-string=")
-            {
-                // `env -S 'cmd args'` splits its argument into words, as a shell would.
-                let split = match t {
-                    "-S" | "--split-string" => inv.argv.get(i + 1).cloned().unwrap_or_default(),
-                    _ => Arg {
-                        text: t
-                            .trim_start_matches("--split-string=")
-                            .trim_start_matches("-S")
-                            .to_owned(),
-                        ..a.clone()
-                    },
-                };
-                let skip = if matches!(t, "-S" | "--split-string") {
-                    2
-                } else {
-                    1
-                };
-                let mut words = vec![split];
-                words.extend(inv.argv.get(i + skip..).unwrap_or_default().iter().cloned());
-                self.record_script(&inv, &words);
-                self.code_words(&words, &inv, ctx);
-                return;
-            }
-            if !t.starts_with('-') || t == "-" {
-                if t == "-" {
-                    i += 1;
-                }
-                break;
-            }
-            i += if matches!(t, "-u" | "-C" | "--unset" | "--chdir") {
+        if matches!(t, "-S" | "--split-string")
+            || t.starts_with("-S")
+            || t.starts_with("--split-string=")
+        {
+            let split = match t {
+                "-S" | "--split-string" => inv.argv.get(i + 1).cloned().unwrap_or_default(),
+                _ => Arg {
+                    text: t
+                        .trim_start_matches("--split-string=")
+                        .trim_start_matches("-S")
+                        .to_owned(),
+                    ..a.clone()
+                },
+            };
+            let skip = if matches!(t, "-S" | "--split-string") {
                 2
             } else {
                 1
             };
+            let mut words = vec![split];
+            words.extend(inv.argv.get(i + skip..).unwrap_or_default().iter().cloned());
+            let steps = vec![Step::Record(script_runs(&words)), Step::Words(words)];
+            return Plan::new(inv, steps);
         }
-        // Its NAME=value words are the environment of the command it runs.
-        self.run_inner(inv, i, ctx);
-    }
-
-    fn su(&mut self, inv: Command, ctx: &Ctx) {
-        // `su -c CMD`, `runuser -u USER -- CMD`, `su - user`.
-        let args = inv.args();
-        if let Some(k) = args.iter().position(|a| {
-            matches!(a.text.as_str(), "-c" | "--command") || a.text.starts_with("--command=")
-        }) {
-            let payload = if args[k].text.starts_with("--command=") {
-                Some(Arg {
-                    text: args[k].text["--command=".len()..].to_owned(),
-                    ..args[k].clone()
-                })
-            } else {
-                args.get(k + 1).cloned()
-            };
-            self.record_script(&inv, payload.as_slice());
-            if let Some(payload) = payload {
-                self.code_arg(&payload, &inv, ctx);
-            }
-            return;
-        }
-        if let Some(k) = args.iter().position(|a| a.is("--")) {
-            self.run_inner(inv, k + 2, ctx);
-            return;
-        }
-        self.record(inv);
-    }
-
-    fn flock(&mut self, inv: Command, ctx: &Ctx) {
-        let args = inv.args();
-        if let Some(k) = args.iter().position(|a| a.is("-c") || a.is("--command")) {
-            let payload = args.get(k + 1).cloned();
-            self.record_script(&inv, payload.as_slice());
-            if let Some(payload) = payload {
-                self.code_arg(&payload, &inv, ctx);
-            }
-            return;
-        }
-        let start = operand_start(
-            &inv.argv,
-            1,
-            &["-w", "-E", "--timeout", "--conflict-exit-code"],
-        ) + 1;
-        self.run_inner(inv, start, ctx);
-    }
-
-    fn xargs(&mut self, inv: Command, ctx: &Ctx) {
-        let start = operand_start(&inv.argv, 1, XARGS_VALUED);
-        let replace = inv.argv[1..start.min(inv.argv.len())]
-            .windows(2)
-            .find(|w| w[0].is("-I") || w[0].is("--replace"))
-            .map(|w| w[1].text.clone())
-            .or_else(|| {
-                inv.argv.iter().find_map(|a| {
-                    a.text
-                        .strip_prefix("-I")
-                        .filter(|r| !r.is_empty())
-                        .map(str::to_owned)
-                })
-            });
-        let mut inner = inv.clone();
-        if start >= inner.argv.len() {
-            // `xargs` alone runs `echo`.
-            self.record(inv);
-            return;
-        }
-        match replace {
-            Some(r) => {
-                for a in inner.argv.iter_mut().skip(start) {
-                    if a.text.contains(&r) {
-                        a.dynamic = true;
-                    }
-                }
-            }
-            None => inner.argv.push(Arg::unknown("<input>")),
-        }
-        inner.stdin = Feed::Nothing;
-        self.run_inner(inner, start, ctx);
-    }
-
-    fn find(&mut self, inv: Command, ctx: &Ctx) {
-        let mut i = 1;
-        while i < inv.argv.len() {
-            let a = &inv.argv[i];
-            if matches!(a.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") && !a.dynamic {
-                let end = (i + 1..inv.argv.len())
-                    .find(|&k| inv.argv[k].is(";") || inv.argv[k].is("+"))
-                    .unwrap_or(inv.argv.len());
-                self.placeholder_command(&inv, i + 1, end, &["{}"], ctx);
-                i = end + 1;
-            } else {
+        if !t.starts_with('-') || t == "-" {
+            if t == "-" {
                 i += 1;
-            }
-        }
-        self.record(inv);
-    }
-
-    fn fd(&mut self, inv: Command, ctx: &Ctx) {
-        if let Some(k) = inv
-            .argv
-            .iter()
-            .position(|a| matches!(a.text.as_str(), "-x" | "--exec" | "-X" | "--exec-batch"))
-        {
-            let end = (k + 1..inv.argv.len())
-                .find(|&j| inv.argv[j].is(";"))
-                .unwrap_or(inv.argv.len());
-            self.placeholder_command(&inv, k + 1, end, &["{}", "{/}", "{//}", "{.}", "{/.}"], ctx);
-        }
-        self.record(inv);
-    }
-
-    /// The command `find -exec` or `fd -x` runs, with its placeholders standing for unknown paths.
-    fn placeholder_command(
-        &mut self,
-        inv: &Command,
-        start: usize,
-        end: usize,
-        placeholders: &[&str],
-        ctx: &Ctx,
-    ) {
-        if start >= end {
-            return;
-        }
-        let mut argv: Vec<Arg> = inv.argv[start..end].to_vec();
-        for a in &mut argv {
-            if placeholders.iter().any(|p| a.text.contains(p)) {
-                a.dynamic = true;
-            }
-        }
-        let mut wrappers = inv.wrappers.clone();
-        wrappers.push(inv.name.clone());
-        let inner = Command {
-            name: String::new(),
-            argv,
-            env: inv.env.clone(),
-            wrappers,
-            ..Command::default()
-        };
-        self.run(inner, ctx);
-    }
-
-    fn watch(&mut self, inv: Command, ctx: &Ctx) {
-        let start = operand_start(&inv.argv, 1, &["-n", "--interval", "-q", "--equexit"]);
-        let exec = inv.argv[1..start.min(inv.argv.len())]
-            .iter()
-            .any(|a| a.is("-x") || a.is("--exec"));
-        if exec {
-            self.run_inner(inv, start, ctx);
-        } else {
-            let words = inv.argv.get(start..).unwrap_or_default().to_vec();
-            self.record_script(&inv, &words);
-            self.code_words(&words, &inv, ctx);
-        }
-    }
-
-    fn shell(&mut self, inv: Command, ctx: &Ctx) {
-        let mut i = 1;
-        let (mut command_mode, mut stdin_mode) = (false, false);
-        while let Some(a) = inv.argv.get(i) {
-            let t = a.text.as_str();
-            if a.dynamic && !t.starts_with('-') {
-                break;
-            }
-            if t == "--" || t == "-" {
-                stdin_mode |= t == "-";
-                i += 1;
-                break;
-            }
-            if let Some(long) = t.strip_prefix("--") {
-                if matches!(long, "rcfile" | "init-file") {
-                    self.note(
-                        NoteKind::DynamicCode,
-                        format!("`{}` loads start-up code from a file", inv.display()),
-                    );
-                    i += 2;
-                } else {
-                    i += 1;
-                }
-                continue;
-            }
-            if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
-                let cluster = &t[1..];
-                command_mode |= cluster.contains('c');
-                stdin_mode |= cluster.contains('s');
-                i += if cluster.ends_with('o') || cluster.ends_with('O') {
-                    2
-                } else {
-                    1
-                };
-                continue;
             }
             break;
         }
-        if command_mode {
-            match inv.argv.get(i).cloned() {
-                Some(payload) => {
-                    self.record_script(&inv, std::slice::from_ref(&payload));
-                    self.code_arg(&payload, &inv, ctx);
-                }
-                None => self.record(inv),
-            }
-            return;
-        }
-        match inv.argv.get(i) {
-            Some(script) if !stdin_mode => {
-                if script.dynamic {
-                    let script = script.clone();
-                    self.code_arg(&script, &inv, ctx);
-                }
-            }
-            _ => self.stdin_code(&inv, true, ctx),
-        }
-        self.record(inv);
-    }
-
-    fn interpreter(&mut self, inv: Command, ctx: &Ctx) {
-        let php = inv.name.starts_with("php");
-        let mut i = 1;
-        let mut from_stdin = true;
-        while let Some(a) = inv.argv.get(i) {
-            let t = a.text.as_str();
-            let code_flag = matches!(
-                t,
-                "-c" | "-e"
-                    | "-E"
-                    | "-m"
-                    | "--eval"
-                    | "-p"
-                    | "--print"
-                    | "-x"
-                    | "-Command"
-                    | "-command"
-                    | "-EncodedCommand"
-                    | "-enc"
-            ) || (php && t == "-r")
-                || (t.starts_with("-e") && t.len() > 2 && !t.starts_with("--"));
-            if code_flag {
-                from_stdin = false;
-                break;
-            }
-            if t == "-" {
-                break;
-            }
-            if t == "--" {
-                from_stdin = inv.argv.get(i + 1).is_none_or(|a| a.is("-"));
-                if let Some(script) = inv.argv.get(i + 1).filter(|a| a.dynamic).cloned() {
-                    self.code_arg(&script, &inv, ctx);
-                }
-                break;
-            }
-            if !t.starts_with('-') || a.dynamic {
-                from_stdin = false;
-                if a.dynamic {
-                    let script = a.clone();
-                    self.code_arg(&script, &inv, ctx);
-                }
-                break;
-            }
-            let valued = matches!(
-                t,
-                "-W" | "-X"
-                    | "-I"
-                    | "--require"
-                    | "--import"
-                    | "--loader"
-                    | "--experimental-loader"
-                    | "--input-type"
-            ) || (!php && t == "-r");
-            i += if valued { 2 } else { 1 };
-        }
-        if from_stdin {
-            self.stdin_code(&inv, false, ctx);
-        }
-        self.record(inv);
-    }
-
-    /// Code passed as one argument (`bash -c CODE`, `su -c CODE`, `alias x=CODE`).
-    fn code_arg(&mut self, code: &Arg, inv: &Command, ctx: &Ctx) {
-        if code.dynamic {
-            self.dynamic_code(&code.feed, &code.text, inv);
-            return;
-        }
-        let inner = self.inner_ctx(inv, ctx);
-        self.in_child(|x| x.script(&code.text, &inner));
-    }
-
-    /// Code passed as words joined by spaces (`eval`, `watch`).
-    fn code_words(&mut self, words: &[Arg], inv: &Command, ctx: &Ctx) {
-        if let Some(dynamic) = words.iter().find(|a| a.dynamic) {
-            let feed = words
-                .iter()
-                .fold(Feed::Nothing, |f, a| f.join(a.feed.strong()));
-            self.dynamic_code(&feed, &dynamic.text, inv);
-            return;
-        }
-        let code = words
-            .iter()
-            .map(|a| a.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" ");
-        let inner = self.inner_ctx(inv, ctx);
-        if inv.name == "eval" {
-            self.script(&code, &inner);
+        i += if matches!(t, "-u" | "-C" | "--unset" | "--chdir") {
+            2
         } else {
-            self.in_child(|x| x.script(&code, &inner));
-        }
+            1
+        };
     }
+    // Its NAME=value words are the environment of the command it runs.
+    Plan::wrap(inv, i)
+}
 
-    fn dynamic_code(&mut self, feed: &Feed, shown: &str, inv: &Command) {
-        match feed {
-            Feed::Network => self.note(
-                NoteKind::RemoteCode,
-                format!("runs code downloaded from the network: `{}`", inv.display()),
-            ),
-            Feed::Decoded => self.note(
-                NoteKind::DecodedPayload,
-                format!("runs code decoded at run time: `{}`", inv.display()),
-            ),
-            _ => self.note(
-                NoteKind::DynamicCode,
-                format!(
-                    "the code `{}` runs (`{shown}`) is only known when it runs",
-                    inv.display()
-                ),
-            ),
-        }
+/// A command that runs one word of code (`su -c CODE`, `flock -c CODE`): recorded, then the code.
+fn runs_code(inv: Command, payload: Option<Arg>) -> Plan {
+    let mut steps = vec![Step::Record(script_runs(payload.as_slice()))];
+    steps.extend(payload.map(Step::Code));
+    Plan::new(inv, steps)
+}
+
+/// `su -c CMD`, `runuser -u USER -- CMD`, `su - user`.
+fn su(inv: Command) -> Plan {
+    let args = inv.args();
+    if let Some(k) = args.iter().position(|a| {
+        matches!(a.text.as_str(), "-c" | "--command") || a.text.starts_with("--command=")
+    }) {
+        let payload = if args[k].text.starts_with("--command=") {
+            Some(Arg {
+                text: args[k].text["--command=".len()..].to_owned(),
+                ..args[k].clone()
+            })
+        } else {
+            args.get(k + 1).cloned()
+        };
+        return runs_code(inv, payload);
     }
+    if let Some(k) = args.iter().position(|a| a.is("--")) {
+        return Plan::wrap(inv, k + 2);
+    }
+    Plan::record(inv)
+}
 
-    /// A shell or interpreter reading the code it runs from its standard input.
-    fn stdin_code(&mut self, inv: &Command, shell: bool, ctx: &Ctx) {
-        match &inv.stdin {
-            Feed::Network => self.note(
-                NoteKind::RemoteCode,
-                format!("pipes code downloaded from the network into `{}`", inv.name),
-            ),
-            Feed::Decoded => self.note(
-                NoteKind::DecodedPayload,
-                format!("pipes decoded or unpacked code into `{}`", inv.name),
-            ),
-            Feed::Unknown => self.note(
-                NoteKind::StdinScript,
-                format!(
-                    "`{}` runs code from its input, which cannot be checked",
-                    inv.name
-                ),
-            ),
-            Feed::Text(code) if shell => {
-                let inner = Ctx {
-                    stdin: Feed::Nothing,
-                    ..self.inner_ctx(inv, ctx)
-                };
-                if matches!(inv.name.as_str(), "source" | ".") {
-                    self.script(code, &inner);
-                } else {
-                    self.in_child(|x| x.script(code, &inner));
+fn flock(inv: Command) -> Plan {
+    let args = inv.args();
+    if let Some(k) = args.iter().position(|a| a.is("-c") || a.is("--command")) {
+        let payload = args.get(k + 1).cloned();
+        return runs_code(inv, payload);
+    }
+    let start = operand_start(
+        &inv.argv,
+        1,
+        &["-w", "-E", "--timeout", "--conflict-exit-code"],
+    ) + 1;
+    Plan::wrap(inv, start)
+}
+
+/// `xargs CMD`: the command gets its words (or those replacing `-I`'s string) from the input.
+fn xargs(inv: Command) -> Plan {
+    let start = operand_start(&inv.argv, 1, XARGS_VALUED);
+    if start >= inv.argv.len() {
+        // `xargs` alone runs `echo`.
+        return Plan::record(inv);
+    }
+    let replace = inv.argv[1..start]
+        .windows(2)
+        .find(|w| w[0].is("-I") || w[0].is("--replace"))
+        .map(|w| w[1].text.clone())
+        .or_else(|| {
+            inv.argv.iter().find_map(|a| {
+                a.text
+                    .strip_prefix("-I")
+                    .filter(|r| !r.is_empty())
+                    .map(str::to_owned)
+            })
+        });
+    let mut inner = inv;
+    match replace {
+        Some(r) => {
+            for a in inner.argv.iter_mut().skip(start) {
+                if a.text.contains(&r) {
+                    a.dynamic = true;
                 }
             }
-            Feed::Text(_) | Feed::Nothing => {}
         }
+        None => inner.argv.push(Arg::unknown("<input>")),
     }
+    inner.stdin = crate::arg::Feed::Nothing;
+    Plan::wrap(inner, start)
+}
 
-    fn inner_ctx(&self, inv: &Command, ctx: &Ctx) -> Ctx {
-        let mut wrappers = inv.wrappers.clone();
-        wrappers.push(inv.name.clone());
-        Ctx {
-            stdin: inv.stdin.clone(),
-            wrappers,
-            env: inv.env.clone(),
-            depth: ctx.depth + 1,
-            forks: ctx.forks,
+fn find(inv: Command) -> Plan {
+    let mut steps = Vec::new();
+    let mut i = 1;
+    while i < inv.argv.len() {
+        let a = &inv.argv[i];
+        if matches!(a.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") && !a.dynamic {
+            let end = (i + 1..inv.argv.len())
+                .find(|&k| inv.argv[k].is(";") || inv.argv[k].is("+"))
+                .unwrap_or(inv.argv.len());
+            steps.extend(
+                placeholder_command(&inv, i + 1, end, &["{}"]).map(|c| Step::Run(Box::new(c))),
+            );
+            i = end + 1;
+        } else {
+            i += 1;
         }
     }
+    steps.push(Step::Record(Runs::Nothing));
+    Plan::new(inv, steps)
+}
+
+fn fd(inv: Command) -> Plan {
+    let mut steps = Vec::new();
+    if let Some(k) = inv
+        .argv
+        .iter()
+        .position(|a| matches!(a.text.as_str(), "-x" | "--exec" | "-X" | "--exec-batch"))
+    {
+        let end = (k + 1..inv.argv.len())
+            .find(|&j| inv.argv[j].is(";"))
+            .unwrap_or(inv.argv.len());
+        let placeholders = ["{}", "{/}", "{//}", "{.}", "{/.}"];
+        steps.extend(
+            placeholder_command(&inv, k + 1, end, &placeholders).map(|c| Step::Run(Box::new(c))),
+        );
+    }
+    steps.push(Step::Record(Runs::Nothing));
+    Plan::new(inv, steps)
+}
+
+/// The command `find -exec` or `fd -x` runs, with its placeholders standing for unknown paths.
+fn placeholder_command(
+    inv: &Command,
+    start: usize,
+    end: usize,
+    placeholders: &[&str],
+) -> Option<Command> {
+    if start >= end {
+        return None;
+    }
+    let mut argv: Vec<Arg> = inv.argv[start..end].to_vec();
+    for a in &mut argv {
+        if placeholders.iter().any(|p| a.text.contains(p)) {
+            a.dynamic = true;
+        }
+    }
+    let mut wrappers = inv.wrappers.clone();
+    wrappers.push(inv.name.clone());
+    Some(Command {
+        name: String::new(),
+        argv,
+        env: inv.env.clone(),
+        piped: inv.piped,
+        wrappers,
+        ..Command::default()
+    })
+}
+
+/// `watch CMD` runs its words through `sh -c`; `watch -x CMD` runs the command itself.
+fn watch(inv: Command) -> Plan {
+    let start = operand_start(&inv.argv, 1, &["-n", "--interval", "-q", "--equexit"]);
+    let exec = inv.argv[1..start.min(inv.argv.len())]
+        .iter()
+        .any(|a| a.is("-x") || a.is("--exec"));
+    if exec {
+        return Plan::wrap(inv, start);
+    }
+    let words = inv.argv.get(start..).unwrap_or_default().to_vec();
+    let steps = vec![Step::Record(script_runs(&words)), Step::Words(words)];
+    Plan::new(inv, steps)
+}
+
+/// A shell: `-c CODE`, a script file (only its name known), or code from its input.
+fn shell(inv: Command) -> Plan {
+    let mut steps = Vec::new();
+    let mut i = 1;
+    let (mut command_mode, mut stdin_mode) = (false, false);
+    while let Some(a) = inv.argv.get(i) {
+        let t = a.text.as_str();
+        if a.dynamic && !t.starts_with('-') {
+            break;
+        }
+        if t == "--" || t == "-" {
+            stdin_mode |= t == "-";
+            i += 1;
+            break;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            if matches!(long, "rcfile" | "init-file") {
+                steps.push(Step::Note(
+                    NoteKind::DynamicCode,
+                    format!("`{}` loads start-up code from a file", inv.display()),
+                ));
+                i += 2;
+            } else {
+                i += 1;
+            }
+            continue;
+        }
+        if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
+            let cluster = &t[1..];
+            command_mode |= cluster.contains('c');
+            stdin_mode |= cluster.contains('s');
+            i += if cluster.ends_with('o') || cluster.ends_with('O') {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        break;
+    }
+    if command_mode {
+        let payload = inv.argv.get(i).cloned();
+        match payload {
+            Some(payload) => {
+                steps.push(Step::Record(script_runs(std::slice::from_ref(&payload))));
+                steps.push(Step::Code(payload));
+            }
+            None => steps.push(Step::Record(Runs::Nothing)),
+        }
+        return Plan::new(inv, steps);
+    }
+    match inv.argv.get(i) {
+        Some(script) if !stdin_mode => {
+            if script.dynamic {
+                steps.push(Step::Code(script.clone()));
+            }
+        }
+        _ => steps.push(Step::Stdin { shell: true }),
+    }
+    steps.push(Step::Record(Runs::Nothing));
+    Plan::new(inv, steps)
+}
+
+/// An interpreter: code in an option (not analysed), a script file, or code from its input.
+fn interpreter(inv: Command) -> Plan {
+    let mut steps = Vec::new();
+    let php = inv.name.starts_with("php");
+    let mut i = 1;
+    let mut from_stdin = true;
+    while let Some(a) = inv.argv.get(i) {
+        let t = a.text.as_str();
+        let code_flag = matches!(
+            t,
+            "-c" | "-e"
+                | "-E"
+                | "-m"
+                | "--eval"
+                | "-p"
+                | "--print"
+                | "-x"
+                | "-Command"
+                | "-command"
+                | "-EncodedCommand"
+                | "-enc"
+        ) || (php && t == "-r")
+            || (t.starts_with("-e") && t.len() > 2 && !t.starts_with("--"));
+        if code_flag {
+            from_stdin = false;
+            break;
+        }
+        if t == "-" {
+            break;
+        }
+        if t == "--" {
+            from_stdin = inv.argv.get(i + 1).is_none_or(|a| a.is("-"));
+            if let Some(script) = inv.argv.get(i + 1).filter(|a| a.dynamic) {
+                steps.push(Step::Code(script.clone()));
+            }
+            break;
+        }
+        if !t.starts_with('-') || a.dynamic {
+            from_stdin = false;
+            if a.dynamic {
+                steps.push(Step::Code(a.clone()));
+            }
+            break;
+        }
+        let valued = matches!(
+            t,
+            "-W" | "-X"
+                | "-I"
+                | "--require"
+                | "--import"
+                | "--loader"
+                | "--experimental-loader"
+                | "--input-type"
+        ) || (!php && t == "-r");
+        i += if valued { 2 } else { 1 };
+    }
+    if from_stdin {
+        steps.push(Step::Stdin { shell: false });
+    }
+    steps.push(Step::Record(Runs::Nothing));
+    Plan::new(inv, steps)
 }

@@ -1,8 +1,7 @@
 //! Environment variables that make programs load or run other code (`LD_PRELOAD`,
 //! `BASH_ENV`, `GIT_SSH_COMMAND`, `NODE_OPTIONS=--require`, ...).
 
-use super::Findings;
-use crate::judgement::Level;
+use crate::judgement::{Findings, Level};
 use acp_gate_shell::{Arg, program_name as command_name};
 
 pub(crate) fn check(f: &mut Findings) {

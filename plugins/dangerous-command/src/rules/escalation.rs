@@ -1,7 +1,7 @@
 //! Rules for privilege escalation (`sudo` and its relatives) and persistence (schedulers,
 //! service managers' user units, login items): clear attacks for an agent, denied.
 
-use super::Findings;
+use crate::judgement::Findings;
 use acp_gate_shell::programs::is_escalator;
 
 /// The rules of this family for one command.

@@ -1,8 +1,10 @@
 //! Rules for programs that delete, copy, move, edit or change files: rm, cp/mv/install/ln,
 //! sed -i, chmod/chown, find -delete.
 
-use super::paths::write_target;
-use super::{Context, Findings, has_flag, operands, option_values};
+use super::{has_flag, operands, option_values};
+use crate::context::Context;
+use crate::judgement::{Effect, Findings, Level};
+use crate::targets::write_target;
 use acp_gate_shell::Arg;
 
 /// The rules of this family for one command.
@@ -13,12 +15,12 @@ pub(crate) fn check(f: &mut Findings, cx: &Context) {
         "rm" | "srm" => rm(f, cx),
         "rmdir" | "unlink" | "truncate" | "shred" => {
             for t in operands(args) {
-                write_target(f, cx, t, "deletes or overwrites");
+                write_target(f, cx, t, "deletes or overwrites", Effect::Delete);
             }
         }
         "tee" => {
             for t in operands(args) {
-                write_target(f, cx, t, "writes");
+                write_target(f, cx, t, "writes", Effect::Write);
             }
         }
         "cp" | "mv" | "install" | "ln" | "rsync" | "scp" => copy(f, cx),
@@ -29,7 +31,7 @@ pub(crate) fn check(f: &mut Findings, cx: &Context) {
                         text: target.into(),
                         ..a.clone()
                     };
-                    write_target(f, cx, &target, "writes");
+                    write_target(f, cx, &target, "writes", Effect::Write);
                 }
             }
         }
@@ -41,7 +43,7 @@ pub(crate) fn check(f: &mut Findings, cx: &Context) {
             };
             for t in option_values(args, short, long) {
                 if !t.is("-") {
-                    write_target(f, cx, &t, "writes");
+                    write_target(f, cx, &t, "writes", Effect::Write);
                 }
             }
         }
@@ -96,13 +98,19 @@ pub(crate) fn rm(f: &mut Findings, cx: &Context) {
                 }
                 Some(abs) => {
                     if let Some(what) = cx.root(&abs) {
-                        f.deny("rm-root", format!("recursive delete of {what}"));
+                        f.push_about(
+                            Level::Deny,
+                            "rm-root",
+                            format!("recursive delete of {what}"),
+                            &abs,
+                            Effect::Delete,
+                        );
                         continue;
                     }
                 }
             }
         }
-        write_target(f, cx, t, "deletes");
+        write_target(f, cx, t, "deletes", Effect::Delete);
     }
 }
 
@@ -116,12 +124,12 @@ pub(crate) fn copy(f: &mut Findings, cx: &Context) {
     }
     for t in &targets {
         if !(matches!(inv.name.as_str(), "rsync" | "scp") && t.text.contains(':')) {
-            write_target(f, cx, t, "writes into");
+            write_target(f, cx, t, "writes into", Effect::Write);
         }
     }
     if inv.name == "mv" {
         for s in ops.iter().take(ops.len().saturating_sub(1)) {
-            write_target(f, cx, s, "moves away");
+            write_target(f, cx, s, "moves away", Effect::Move);
         }
     }
 }
@@ -145,7 +153,7 @@ pub(crate) fn sed(f: &mut Findings, cx: &Context) {
     });
     for (i, t) in operands(args).enumerate() {
         if i > 0 || script_given {
-            write_target(f, cx, t, "edits in place");
+            write_target(f, cx, t, "edits in place", Effect::Write);
         }
     }
 }
@@ -227,7 +235,7 @@ pub(crate) fn find(f: &mut Findings, cx: &Context) {
             "-fprint" | "-fprint0" | "-fprintf" | "-fls"
         ) && let Some(target) = args.get(i + 1)
         {
-            write_target(f, cx, target, "writes");
+            write_target(f, cx, target, "writes", Effect::Write);
         }
     }
     if !args.iter().any(|a| a.is("-delete")) {

@@ -2,83 +2,13 @@
 //! discarded work.
 
 use super::env::benign_program;
-use super::paths::write_target;
-use super::{Context, Findings, has_short, has_short_exact, operands, option_values};
-use crate::judgement::Level;
-use acp_gate_shell::Arg;
-
-/// A git command line with its global options taken apart.
-pub struct GitCall<'a> {
-    pub config: Vec<(String, Arg)>,
-    pub exec_path: bool,
-    pub subcommand: Option<&'a Arg>,
-    pub args: &'a [Arg],
-}
-
-pub fn parse_git(argv: &[Arg]) -> GitCall<'_> {
-    let mut call = GitCall {
-        config: Vec::new(),
-        exec_path: false,
-        subcommand: None,
-        args: &[],
-    };
-    let mut i = 1;
-    while let Some(a) = argv.get(i) {
-        let t = a.text.as_str();
-        match t {
-            "-c" | "--config-env" => {
-                if let Some(v) = argv.get(i + 1) {
-                    call.config.push(split_config(v, t == "--config-env"));
-                }
-                i += 2;
-            }
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix"
-            | "--list-cmds" | "--attr-source" => i += 2,
-            _ if t.starts_with("--config-env=") => {
-                call.config.push(split_config(
-                    &Arg {
-                        text: t["--config-env=".len()..].into(),
-                        ..a.clone()
-                    },
-                    true,
-                ));
-                i += 1;
-            }
-            _ if t.starts_with("--exec-path=") => {
-                call.exec_path = true;
-                i += 1;
-            }
-            _ if t.starts_with('-') && !a.dynamic => i += 1,
-            _ => {
-                call.subcommand = Some(a);
-                call.args = &argv[i + 1..];
-                break;
-            }
-        }
-    }
-    call
-}
-
-/// `key=value` of `git -c`; with `--config-env` the value comes from a variable, so is unknown.
-pub(crate) fn split_config(arg: &Arg, from_env: bool) -> (String, Arg) {
-    match arg.text.split_once('=') {
-        Some((k, v)) => (
-            k.to_lowercase(),
-            Arg {
-                text: v.into(),
-                dynamic: arg.dynamic || from_env,
-                ..arg.clone()
-            },
-        ),
-        None => (
-            arg.text.to_lowercase(),
-            Arg {
-                text: "true".into(),
-                ..arg.clone()
-            },
-        ),
-    }
-}
+use super::{has_short, has_short_exact, operands, option_values};
+use crate::context::Context;
+use crate::git_call::{GitCall, parse_git, split_config};
+use crate::judgement::{Effect, Findings, Level};
+use crate::targets::write_target;
+use acp_gate_shell::paths::is_same_or_ancestor;
+use acp_gate_shell::{Arg, Command as Invocation};
 
 /// Whether a git config key makes git run a program; and how sure that is.
 pub(crate) fn git_config_runs_code(key: &str, value: &Arg) -> Option<Level> {
@@ -141,6 +71,127 @@ pub(crate) fn git_config_runs_code(key: &str, value: &Arg) -> Option<Level> {
     (exact || patterned || submodule_command).then_some(Level::Deny)
 }
 
+/// `commit`'s options that take a value as the next word: a `-n` there is a message.
+const COMMIT_VALUED_SHORT: &str = "mFCctu";
+const COMMIT_VALUED_LONG: &[&str] = &[
+    "--message",
+    "--file",
+    "--template",
+    "--reuse-message",
+    "--reedit-message",
+    "--fixup",
+    "--squash",
+    "--author",
+    "--date",
+    "--cleanup",
+    "--trailer",
+    "--pathspec-from-file",
+];
+
+/// Whether `git SUB ARGS` skips the hooks: `--no-verify` (`-n` for `commit`).
+fn skips_hooks(sub: &str, args: &[Arg]) -> bool {
+    if !matches!(sub, "commit" | "merge" | "rebase" | "am" | "push" | "pull") {
+        return false;
+    }
+    let mut words = args.iter().take_while(|a| !a.is("--"));
+    while let Some(a) = words.next() {
+        if a.dynamic {
+            continue;
+        }
+        let t = a.text.as_str();
+        if t == "--no-verify" {
+            return true;
+        }
+        if t.starts_with("--") {
+            if COMMIT_VALUED_LONG.contains(&t) {
+                words.next();
+            }
+            continue;
+        }
+        let Some(cluster) = t.strip_prefix('-').filter(|_| sub == "commit") else {
+            continue;
+        };
+        for (k, c) in cluster.char_indices() {
+            if c == 'n' {
+                return true;
+            }
+            if COMMIT_VALUED_SHORT.contains(c) {
+                if k + 1 == cluster.len() {
+                    words.next();
+                }
+                break;
+            }
+        }
+    }
+    false
+}
+
+/// Local commands that throw away uncommitted work or commits no branch holds any more: forced
+/// checkouts and switches, `-D` deletes, overwriting every file from the index, `stash clear`.
+fn discards(f: &mut Findings, cx: &Context, call: &GitCall, sub: &str, args: &[Arg]) {
+    let given = |names: &[&str]| {
+        args.iter().take_while(|a| !a.is("--")).any(|a| {
+            names
+                .iter()
+                .any(|n| a.is(n) || a.text.starts_with(&format!("{n}=")))
+        })
+    };
+    let reason = match sub {
+        "checkout" | "switch" if given(&["-f", "--force", "--discard-changes"]) => {
+            Some("a forced checkout discards uncommitted changes")
+        }
+        "checkout" | "switch" if given(&["-B", "-C", "--force-create"]) => {
+            Some("resets an existing branch, which can lose the commits it held")
+        }
+        "branch" if given(&["-D", "-M", "-C", "-f", "--force"]) => {
+            Some("deletes or overwrites a branch that may hold unmerged commits")
+        }
+        "stash" if args.first().is_some_and(|a| a.is("clear")) => {
+            Some("`git stash clear` drops every stash")
+        }
+        "rm" if given(&["-f", "--force"]) => {
+            Some("`git rm --force` deletes files with uncommitted changes")
+        }
+        "checkout" | "restore" if overwrites_every_file(cx, f.inv, call, sub, args) => {
+            Some("overwrites every file with its committed version, discarding uncommitted changes")
+        }
+        _ => None,
+    };
+    if let Some(reason) = reason {
+        f.ask("git-discard", reason);
+    }
+}
+
+/// `git checkout .`, `git checkout -- .`, `git restore .` (not `--staged` only): a pathspec
+/// naming the whole work tree.
+fn overwrites_every_file(
+    cx: &Context,
+    inv: &Invocation,
+    call: &GitCall,
+    sub: &str,
+    args: &[Arg],
+) -> bool {
+    let staged_only = args.iter().any(|a| a.is("--staged") || a.is("-S"))
+        && !args.iter().any(|a| a.is("--worktree") || a.is("-W"));
+    if sub == "restore" && staged_only {
+        return false;
+    }
+    let dashes = args.iter().position(|a| a.is("--"));
+    let pathspecs = args.iter().enumerate().filter(|(k, a)| {
+        dashes.is_some_and(|d| *k > d)
+            || (!a.text.starts_with('-') && a.text.contains(['.', '/', '*', ':']))
+    });
+    pathspecs.map(|(_, a)| a).any(|a| {
+        let text = a.text.as_str();
+        a.dynamic
+            || matches!(text, ":/" | ":(top)" | "*" | ":/*")
+            || call
+                .place(text)
+                .and_then(|placed| cx.absolute(inv, &placed))
+                .is_none_or(|abs| cx.workspaces.iter().any(|w| is_same_or_ancestor(&abs, w)))
+    })
+}
+
 /// The rules of this family for one command.
 pub(crate) fn check(f: &mut Findings, cx: &Context) {
     if f.inv.name != "git" {
@@ -174,8 +225,15 @@ pub(crate) fn check(f: &mut Findings, cx: &Context) {
         })
     };
     for out in option_values(args, "--output", "--output") {
-        write_target(f, cx, &out, "writes");
+        write_target(f, cx, &out, "writes", Effect::Write);
     }
+    if skips_hooks(sub, args) {
+        f.ask(
+            "git-no-verify",
+            "`--no-verify` skips the repository's hooks (its checks before a commit or push)",
+        );
+    }
+    discards(f, cx, &call, sub, args);
     match sub {
         "push" => {
             let force = any(&[

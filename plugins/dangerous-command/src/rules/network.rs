@@ -1,10 +1,81 @@
-//! Rules for the network: secrets sent out (`curl -d @~/.ssh/id_rsa`, `scp` of keys) and
-//! reverse shells (`nc -e`, `socat exec:`, interpreters opening a socket to a shell).
+//! Rules for the network: secrets sent out (`curl -d @~/.ssh/id_rsa`, `scp` of keys), local
+//! files fetched as URLs (`curl file:///...`, judged as reads), and reverse shells (`nc -e`,
+//! `socat exec:`, interpreters opening a socket to a shell).
 
-use super::paths::is_secret;
-use super::{Context, Findings, operands};
+use super::operands;
+use crate::context::Context;
+use crate::judgement::Findings;
+use crate::targets::{is_secret, read_target};
 use acp_gate_shell::Arg;
 use acp_gate_shell::programs::is_interpreter;
+
+/// `file://` URLs (`curl file:///home/u/.ssh/id_rsa`, `--url file:...`, `lynx -dump
+/// file:///...`): a read of that path, judged as such.
+fn local_files(f: &mut Findings, cx: &Context, args: &[Arg]) {
+    for (i, a) in args.iter().enumerate() {
+        let url = match a.text.strip_prefix("--url=") {
+            Some(url) => url,
+            None if i > 0 && args[i - 1].is("--url") => a.text.as_str(),
+            None => a.text.as_str(),
+        };
+        let Some(path) = file_url_path(url) else {
+            continue;
+        };
+        if a.dynamic {
+            f.ask("local-file", "fetches a local file only known when it runs");
+            continue;
+        }
+        match path {
+            Some(path) if !path.contains(['{', '[', '*', '?']) => {
+                read_target(f, cx, &Arg::literal(path));
+            }
+            _ => f.ask(
+                "local-file",
+                format!("fetches local files by a pattern or from another host: `{url}`"),
+            ),
+        }
+    }
+}
+
+/// The path a `file:` URL names (`file:///p`, `file://localhost/p`, `file:/p`), decoded;
+/// `Some(None)` for a file URL it cannot read (another host); `None` for another URL.
+fn file_url_path(url: &str) -> Option<Option<String>> {
+    let scheme = url.get(..5)?;
+    if !scheme.eq_ignore_ascii_case("file:") {
+        return None;
+    }
+    let rest = &url[5..];
+    let path = match rest.strip_prefix("//") {
+        Some(authority) => {
+            let at = authority.find('/').unwrap_or(authority.len());
+            let host = &authority[..at];
+            if !(host.is_empty() || host.eq_ignore_ascii_case("localhost")) {
+                return Some(None);
+            }
+            &authority[at..]
+        }
+        None => rest,
+    };
+    Some(percent_decode(path))
+}
+
+/// `%2e` and the like decoded, as curl decodes a file URL's path; `None` for a broken escape.
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut k = 0;
+    while k < bytes.len() {
+        if bytes[k] == b'%' {
+            let hex = text.get(k + 1..k + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            k += 3;
+        } else {
+            out.push(bytes[k]);
+            k += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
 
 /// The rules of this family for one command.
 pub(crate) fn check(f: &mut Findings, cx: &Context) {
@@ -12,6 +83,9 @@ pub(crate) fn check(f: &mut Findings, cx: &Context) {
     let args = inv.args();
     match inv.name.as_str() {
         "curl" | "wget" | "wget2" | "http" | "https" | "xh" | "xhs" => {
+            if inv.name == "curl" {
+                local_files(f, cx, args);
+            }
             for (i, a) in args.iter().enumerate() {
                 let t = a.text.as_str();
                 // `-d @FILE`, `--data-binary=@FILE`, `-F name=@FILE`, `-T FILE`, `--post-file=F`.
@@ -65,6 +139,7 @@ pub(crate) fn check(f: &mut Findings, cx: &Context) {
                 }
             }
         }
+        "lynx" | "links" | "elinks" | "w3m" => local_files(f, cx, args),
         "scp" | "rsync" | "sftp" | "rclone" => {
             let ops: Vec<&Arg> = operands(args).collect();
             let remote = ops.iter().any(|a| a.text.contains(':'));

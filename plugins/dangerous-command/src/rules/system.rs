@@ -1,7 +1,7 @@
 //! Rules for programs that stop the machine or erase disks: shutdown, reboot, kill -1, mkfs,
 //! wipefs, fdisk, diskutil erase.
 
-use super::Findings;
+use crate::judgement::Findings;
 
 /// The rules of this family for one command.
 pub(crate) fn check(f: &mut Findings) {

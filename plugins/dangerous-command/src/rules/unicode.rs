@@ -1,6 +1,6 @@
 //! Invisible and look-alike characters in a command's words.
 
-use super::Findings;
+use crate::judgement::Findings;
 
 pub(crate) fn check(f: &mut Findings) {
     let inv = f.inv;

@@ -467,9 +467,102 @@ const JVM_TASKS: &[&str] = &[
     "dependencies",
     "tasks",
     "projects",
+    // Maven's `install` copies the artifacts into its own cache (`~/.m2`), as builds fill
+    // theirs.
+    "install",
 ];
 
-const VERSION: &[&str] = &["--version", "-v", "-V", "version", "-version"];
+/// Maven plugin goals that only print what the build is made of.
+const JVM_GOALS: &[&str] = &["dependency:tree", "dependency:list", "help:effective-pom"];
+
+/// System properties (`-DNAME[=VALUE]`) a JVM build may be run with: skipping or choosing
+/// tests and checks.
+const JVM_PROPERTIES: &[&str] = &[
+    "skipTests",
+    "test",
+    "it.test",
+    "skipITs",
+    "maven.test.skip",
+    "maven.javadoc.skip",
+    "maven.source.skip",
+    "checkstyle.skip",
+    "spotless.check.skip",
+    "jacoco.skip",
+    "gpg.skip",
+    "enforcer.skip",
+    "failIfNoTests",
+    "surefire.failIfNoSpecifiedTests",
+];
+
+/// `mvn` / `gradle` and their wrappers: tasks from the list, a few flags, properties from the
+/// list, `--tests PATTERN` and `-x TASK` (gradle), `-pl MODULES` (maven).
+fn jvm(args: &[Arg]) -> bool {
+    const FLAGS: &[&str] = &[
+        "-q",
+        "--quiet",
+        "-B",
+        "--batch-mode",
+        "--offline",
+        "-o",
+        "--info",
+        "--stacktrace",
+        "-am",
+        "--also-make",
+        "--no-daemon",
+        "--console=plain",
+        "--parallel",
+        "--continue",
+        "--rerun-tasks",
+    ];
+    let mut words = args.iter();
+    let mut any_task = false;
+    while let Some(a) = words.next() {
+        if a.dynamic {
+            return false;
+        }
+        let t = a.text.as_str();
+        let property = |p: &str| JVM_PROPERTIES.contains(&p.split_once('=').map_or(p, |(n, _)| n));
+        // A task of one project (`:app:test`) is that task.
+        let task = t.rsplit(':').next().unwrap_or(t);
+        let ok = if JVM_TASKS.contains(&task) || JVM_GOALS.contains(&t) {
+            any_task = true;
+            true
+        } else if FLAGS.contains(&t) {
+            true
+        } else if let Some(p) = t.strip_prefix("-D").filter(|p| !p.is_empty()) {
+            property(p)
+        } else if t.starts_with("--tests=") {
+            true
+        } else if matches!(
+            t,
+            "--tests" | "-x" | "--exclude-task" | "-pl" | "--projects"
+        ) {
+            words.next().is_some_and(|v| !v.dynamic)
+        } else {
+            false
+        };
+        if !ok {
+            return false;
+        }
+    }
+    any_task
+}
+
+/// `gofmt`: lists, shows or rewrites (`-w`) the Go files it is given.
+const GOFMT: Program = Program {
+    names: &["gofmt"],
+    options: &[&[
+        ("-l", Flag),
+        ("-d", Flag),
+        ("-s", Flag),
+        ("-e", Flag),
+        ("-w", InPlace),
+        ("-r", Literal),
+    ]],
+    lead: &[],
+    rest: Read,
+    style: Style::Single,
+};
 
 /// Builds and tests; `None` for another program.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
@@ -477,20 +570,8 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
         "cargo" => cargo(judge, args),
         "make" | "gmake" => make(judge, args),
         "go" => go(judge, args),
-        "mvn" | "gradle" | "gradlew" | "mvnw" => named_tasks(
-            args,
-            JVM_TASKS,
-            &[
-                "-q",
-                "--quiet",
-                "-B",
-                "--batch-mode",
-                "--offline",
-                "-o",
-                "--info",
-                "--stacktrace",
-            ],
-        ),
+        "mvn" | "gradle" | "gradlew" | "mvnw" => jvm(args),
+        "gofmt" => judge.program(args, &GOFMT),
         "dotnet" | "swift" => named_tasks(args, &["build", "test"], &["--nologo", "-v", "-q"]),
         "cmake" => {
             matches!(args, [v] if v.is("--version"))
@@ -502,14 +583,6 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
                 &[],
                 &["--output-on-failure", "-V", "-VV", "-Q", "--verbose"],
             ) || args.is_empty()
-        }
-        "rustc" | "rustup" | "gcc" | "clang" | "cc" | "c++" | "g++" | "java" | "javac"
-        | "kotlin" | "scala" | "elixir" | "ghc" | "zig" | "node" | "ruby" | "perl" | "php"
-        | "bash" | "sh" | "zsh" | "deno" | "bun" | "python" | "python3" | "pip" | "pip3"
-        | "npm" | "pnpm" | "yarn"
-            if matches!(args, [v] if VERSION.iter().any(|f| v.is(f))) =>
-        {
-            true
         }
         _ => return None,
     })

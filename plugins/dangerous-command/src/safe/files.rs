@@ -1,9 +1,10 @@
 //! Reading, listing and text tools: ls, cat, head, tail, wc, sort, uniq, cut, diff, jq, yq,
-//! sed (printing and in-place substitutions), tar and unzip listings, checksums, ... (their
-//! options from GNU coreutils', jq's, sed's, tar's and unzip's `--help`).
+//! sed (printing and in-place substitutions), unzip listings, checksums, ... (their options
+//! from GNU coreutils', jq's, sed's and unzip's `--help`).
 
 use acp_gate_shell::Arg;
-use acp_gate_shell::options::{Item, Style, Value, parse};
+use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
+use acp_gate_shell::programs::CHECKSUMS;
 
 use super::{Judge, Program};
 use Value::*;
@@ -573,17 +574,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         style: Style::Gnu,
     },
     Program {
-        names: &[
-            "md5sum",
-            "sha1sum",
-            "sha224sum",
-            "sha256sum",
-            "sha384sum",
-            "sha512sum",
-            "b2sum",
-            "cksum",
-            "sum",
-        ],
+        names: CHECKSUMS,
         options: &[&[
             ("-b", Flag),
             ("--binary", Flag),
@@ -1085,33 +1076,6 @@ pub(super) const PROGRAMS: &[Program] = &[
     },
 ];
 
-/// `tar` options that keep it listing (`-t`) or comparing, never extracting or creating.
-const TAR_LIST: &[(&str, Value)] = &[
-    ("-t", Flag),
-    ("--list", Flag),
-    ("-v", Flag),
-    ("--verbose", Flag),
-    ("-z", Flag),
-    ("--gzip", Flag),
-    ("-j", Flag),
-    ("--bzip2", Flag),
-    ("-J", Flag),
-    ("--xz", Flag),
-    ("--zstd", Flag),
-    ("-a", Flag),
-    ("--auto-compress", Flag),
-    ("-f", Read),
-    ("--file", Read),
-    ("-O", Flag),
-    ("--to-stdout", Flag),
-    ("--wildcards", Flag),
-    ("--exclude", Literal),
-    ("--numeric-owner", Flag),
-    ("--full-time", Flag),
-    ("-R", Flag),
-    ("--block-number", Flag),
-];
-
 /// The commands of a `sed` script that only print, delete or substitute in the text stream
 /// (no `w` file, `r` file, `e` command, `W`, `R`).
 fn sed_script_is_pure(script: &str) -> bool {
@@ -1253,85 +1217,116 @@ fn sed(judge: &mut Judge, args: &[Arg]) -> bool {
             .all(|s| !s.dynamic && sed_script_is_pure(&s.text))
 }
 
-/// `tar`, listing only (old-style `tar tzf F` too).
-fn tar(judge: &mut Judge, args: &[Arg]) -> bool {
-    let mut owned: Vec<Arg> = args.to_vec();
-    if let Some(first) = owned.first_mut()
-        && !first.text.starts_with('-')
-        && !first.dynamic
-    {
-        first.text.insert(0, '-');
+/// `awk`'s options that only set data (`-F`, `-v`); never `-f` (a program from a file), gawk's
+/// `-i`/`-l` (libraries and extensions loaded), `-e` and the others.
+const AWK: &[Opt] = &[
+    ("-F", Literal),
+    ("--field-separator", Literal),
+    ("-v", Literal),
+    ("--assign", Literal),
+];
+
+/// `awk 'PROGRAM' FILES...`: a program that only reads its input and prints; its file operands
+/// are read (a `NAME=value` among them is an assignment).
+fn awk(judge: &mut Judge, args: &[Arg]) -> bool {
+    let items = parse(args, &[AWK], Style::Gnu);
+    let mut program = None;
+    let mut safe = true;
+    for item in &items {
+        match item {
+            Item::Option { .. } => {}
+            Item::Operand(a) if program.is_none() => program = Some(*a),
+            Item::Operand(a) if a.assignment().is_some() => safe &= !a.dynamic,
+            Item::Operand(a) => safe &= judge.path(a, Read),
+            Item::Unknown(_) | Item::Missing(_) => safe = false,
+        }
     }
-    let items = parse(&owned, &[TAR_LIST], Style::Gnu);
-    let listing = items.iter().any(|i| {
-        matches!(
-            i,
-            Item::Option {
-                name: "-t" | "--list",
-                ..
-            }
-        )
-    });
-    let program = Program {
-        names: &["tar"],
-        options: &[TAR_LIST],
-        lead: &[],
-        rest: Literal,
-        style: Style::Gnu,
-    };
-    // `-f HOST:FILE` makes tar run a remote shell.
-    let remote = items.iter().any(
-        |i| matches!(i, Item::Option { value: Read, arg: Some(a), .. } if a.text.contains(':')),
-    );
-    listing && !remote && judge.items(&items, &program)
+    safe && program.is_some_and(|p| !p.dynamic && awk_program_is_pure(&p.text))
 }
 
-/// `rm` and `mkdir` inside the workspace (`rm -rf ./build`): every operand a static path in
-/// the workspace, not a glob, not git's own directory. Deleting a root is denied by the rules.
-const RM_MKDIR: Program = Program {
-    names: &["rm", "mkdir"],
-    options: &[&[
-        ("-r", Flag),
-        ("-R", Flag),
-        ("--recursive", Flag),
-        ("-f", Flag),
-        ("--force", Flag),
-        ("-v", Flag),
-        ("--verbose", Flag),
-        ("-d", Flag),
-        ("--dir", Flag),
-        ("--one-file-system", Flag),
-        ("--preserve-root", Flag),
-        ("-p", Flag),
-        ("--parents", Flag),
-    ]],
-    lead: &[],
-    rest: Write,
-    style: Style::Gnu,
-};
-
-fn rm_or_mkdir(judge: &mut Judge, args: &[Arg]) -> bool {
-    let items = parse(args, RM_MKDIR.options, RM_MKDIR.style);
-    let plain = items.iter().all(|i| match i {
-        Item::Operand(a) => {
-            let text = a.text.trim_end_matches('/');
-            !a.glob
-                && !text.is_empty()
-                && text != "."
-                && text != ".."
-                && !text.split('/').any(|s| s == ".git" || s == "..")
+/// Whether an awk program only reads its input and prints to its output: no `system()`, no
+/// pipe (`|`, `|&`), no `print > file`, no `getline` (reads files, runs commands), no
+/// `ENVIRON` or `PROCINFO` (the environment, secrets included), no `ARGV` (the files it
+/// reads), no `@` directive or call.
+fn awk_program_is_pure(program: &str) -> bool {
+    let chars: Vec<char> = program.chars().collect();
+    let mut k = 0;
+    // Inside a `print`/`printf` statement: a `>` at its top level redirects it to a file.
+    let mut printing = false;
+    let mut depth = 0usize;
+    // What came last, to tell a regex `/re/` from a division.
+    let mut operand_before = false;
+    while k < chars.len() {
+        let c = chars[k];
+        match c {
+            '"' => {
+                k += 1;
+                while k < chars.len() && chars[k] != '"' {
+                    k += if chars[k] == '\\' { 2 } else { 1 };
+                }
+                operand_before = true;
+            }
+            '/' if !operand_before => {
+                k += 1;
+                while k < chars.len() && chars[k] != '/' {
+                    k += if chars[k] == '\\' { 2 } else { 1 };
+                }
+                operand_before = true;
+            }
+            '|' if chars.get(k + 1) == Some(&'|') => {
+                k += 1;
+                operand_before = false;
+            }
+            '|' | '@' | '`' => return false,
+            '>' if printing && depth == 0 => return false,
+            '(' => {
+                depth += 1;
+                operand_before = false;
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                operand_before = true;
+            }
+            ';' | '{' | '}' | '\n' => {
+                printing = false;
+                depth = 0;
+                operand_before = false;
+            }
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let start = k;
+                while k + 1 < chars.len()
+                    && (chars[k + 1].is_ascii_alphanumeric() || chars[k + 1] == '_')
+                {
+                    k += 1;
+                }
+                let word: String = chars[start..=k].iter().collect();
+                match word.as_str() {
+                    // `ARGV` and `ARGC` choose the files it reads.
+                    "system" | "getline" | "ENVIRON" | "PROCINFO" | "ARGV" | "ARGC" | "close"
+                    | "fflush" => {
+                        return false;
+                    }
+                    "print" | "printf" => printing = true,
+                    _ => {}
+                }
+                operand_before = true;
+            }
+            c if c.is_ascii_digit() || c == '$' => {
+                operand_before = c.is_ascii_digit() || operand_before
+            }
+            c if c.is_whitespace() => {}
+            _ => operand_before = false,
         }
-        _ => true,
-    });
-    plain && items.iter().any(|i| matches!(i, Item::Operand(_))) && judge.items(&items, &RM_MKDIR)
+        k += 1;
+    }
+    true
 }
 
 /// The reading and text tools; `None` for a name that is none of them.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     match name {
         "sed" | "gsed" => return Some(sed(judge, args)),
-        "tar" | "gtar" | "bsdtar" => return Some(tar(judge, args)),
-        "rm" | "mkdir" => return Some(rm_or_mkdir(judge, args)),
+        "awk" | "gawk" | "mawk" | "nawk" => return Some(awk(judge, args)),
         _ => {}
     }
     let program = PROGRAMS.iter().find(|p| p.names.contains(&name))?;
@@ -1346,5 +1341,15 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
     if args.len() == 1 && GNU_INFO.iter().any(|(o, _)| args[0].is(o)) {
         return Some(true);
     }
-    Some(judge.program(args, program))
+    // `diff -r` prints a file one side lacks by name, and the lines that differ where both
+    // have it: a secret's contents only with `-N`, which prints a missing file as empty.
+    let items = parse(args, program.options, program.style);
+    judge.filtered_trees = name == "diff"
+        && !items.iter().any(|i| {
+            matches!(i, Item::Option { name, .. }
+                if matches!(*name, "-N" | "--new-file" | "--unidirectional-new-file"))
+        });
+    let safe = judge.items(&items, program);
+    judge.filtered_trees = false;
+    Some(safe)
 }

@@ -8,8 +8,9 @@
 use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 
-use super::{Judge, Program};
-use crate::rules::paths::{aims_at_secret, is_secret};
+use super::{Judge, Program, git_work};
+use crate::judgement::{Effect, Level};
+use crate::targets::{aims_at_secret, is_secret};
 use Value::*;
 
 /// git's own options before the command.
@@ -769,15 +770,19 @@ const LISTING: &[Opt] = &[
     ("--name-status", Flag),
 ];
 
-/// Whether a git operand (a revision, `REV:path`, or a pathspec) is a harmless name: a
-/// secret named through it is a secret read.
-fn operand(judge: &mut Judge, a: &Arg) -> bool {
+/// Whether a git operand (a revision, `REV:path`, or a pathspec) is harmless: a secret whose
+/// contents the command prints (`git show HEAD:.env`, `git log -p -- .env`) is a secret read;
+/// a secret it only names (`git log --oneline -- .env`, `git ls-files .env`) is not.
+fn operand(judge: &mut Judge, a: &Arg, prints_content: bool) -> bool {
     if a.dynamic {
         return false;
     }
-    let path = a.text.split_once(':').map_or(a.text.as_str(), |(_, p)| p);
+    let (path, from_revision) = match a.text.split_once(':') {
+        Some((_, p)) => (p, true),
+        None => (a.text.as_str(), false),
+    };
     let path = path.trim_start_matches("./");
-    if path.is_empty() {
+    if path.is_empty() || !(prints_content || from_revision) {
         return true;
     }
     // git's pathspecs are globs of its own, whose `*` also matches a leading dot.
@@ -788,16 +793,92 @@ fn operand(judge: &mut Judge, a: &Arg) -> bool {
         ..a.clone()
     };
     if is_secret(judge.cx, judge.inv, &named) || (wildcard && aims_at_secret(judge.cx, path)) {
-        judge.out.push(crate::judgement::Finding::deny(
+        let abs = judge.cx.absolute_anywhere(judge.inv, path);
+        judge.findings().push_about(
+            Level::Deny,
             "sensitive-read",
-            format!(
-                "reads the credential file `{path}` out of git: `{}`",
-                judge.inv.display()
-            ),
-        ));
+            format!("reads the credential file `{path}` out of git"),
+            &abs,
+            Effect::Read,
+        );
         return false;
     }
     true
+}
+
+/// Options that make git print the changes themselves (file contents), not only names,
+/// counts or commit lines; `-S` and `-G` search the contents, which answers questions about
+/// them.
+const PATCH: &[&str] = &[
+    "-p",
+    "-u",
+    "--patch",
+    "-U",
+    "--unified",
+    "--patch-with-raw",
+    "--patch-with-stat",
+    "--word-diff",
+    "--word-diff-regex",
+    "--color-words",
+    "--cc",
+    "-c",
+    "--dd",
+    "--remerge-diff",
+    "-W",
+    "--function-context",
+    "--check",
+    "-S",
+    "-G",
+    "--binary",
+    "--full-diff",
+];
+
+/// Options after which `diff` and `show` print no patch.
+const NO_PATCH: &[&str] = &[
+    "-s",
+    "--no-patch",
+    "--stat",
+    "--numstat",
+    "--shortstat",
+    "--name-only",
+    "--name-status",
+    "--raw",
+    "--summary",
+    "--dirstat",
+    "-X",
+    "--compact-summary",
+    "--quiet",
+];
+
+/// Whether `git grep` searches files git ignores: `--no-index` (a directory searched as
+/// `grep -r` does, unless `--exclude-standard`), `--untracked --no-exclude-standard`.
+fn searches_ignored_files(items: &[Item]) -> bool {
+    let given = |n: &str| {
+        items
+            .iter()
+            .any(|i| matches!(i, Item::Option { name, .. } if *name == n))
+    };
+    (given("--no-index") && !given("--exclude-standard")) || given("--no-exclude-standard")
+}
+
+/// Whether the read-only command `sub`, with its options, prints the contents of the files it
+/// names.
+fn prints_content(sub: &str, items: &[Item]) -> bool {
+    let given = |names: &[&str]| {
+        items
+            .iter()
+            .any(|i| matches!(i, Item::Option { name, .. } if names.contains(name)))
+    };
+    match sub {
+        "status" | "ls-files" | "ls-tree" | "rev-parse" | "describe" | "name-rev"
+        | "merge-base" | "show-ref" | "for-each-ref" | "count-objects" | "show-branch"
+        | "check-ignore" | "check-attr" | "cherry" | "var" | "version" => false,
+        "diff" | "show" | "diff-tree" | "diff-files" | "diff-index" => {
+            given(PATCH) || !given(NO_PATCH)
+        }
+        "log" | "whatchanged" | "rev-list" | "reflog" | "shortlog" => given(PATCH),
+        _ => true,
+    }
 }
 
 /// `git ...`; `None` for another program.
@@ -809,6 +890,9 @@ pub(super) fn judge(judge: &mut Judge, name: &str) -> Option<bool> {
     let items = parse(args, &[GLOBAL], Style::Posix);
     let mut safe = true;
     let mut command: Option<usize> = None;
+    // `-C DIR`: where git runs; `--git-dir`, `--work-tree`: another repository or tree.
+    let mut dirs: Vec<Arg> = Vec::new();
+    let mut elsewhere = false;
     for (k, item) in items.iter().enumerate() {
         match item {
             Item::Option {
@@ -817,10 +901,18 @@ pub(super) fn judge(judge: &mut Judge, name: &str) -> Option<bool> {
                 ..
             } => safe &= !a.dynamic && display_setting(&a.text),
             Item::Option {
+                name,
                 value: Name,
                 arg: Some(a),
                 ..
-            } => safe &= judge.path(a, Name),
+            } => {
+                safe &= judge.path(a, Name);
+                if *name == "-C" {
+                    dirs.push(a.clone());
+                } else {
+                    elsewhere = true;
+                }
+            }
             Item::Option { .. } => {}
             Item::Operand(_) => {
                 command = Some(k);
@@ -856,6 +948,31 @@ pub(super) fn judge(judge: &mut Judge, name: &str) -> Option<bool> {
     }
     if let Some((_, program)) = COMMANDS.iter().find(|(names, _)| names.contains(&sub)) {
         let items = parse(rest, program.options, program.style);
+        let content = prints_content(sub, &items);
+        if sub == "grep" && searches_ignored_files(&items) {
+            // Like `grep -r`: every file of the tree, ignored ones (`.env`) too.
+            let trees: Vec<&Arg> = items
+                .iter()
+                .filter_map(|i| match i {
+                    Item::Operand(a) => Some(*a),
+                    _ => None,
+                })
+                .skip(usize::from(!items.iter().any(|i| {
+                    matches!(
+                        i,
+                        Item::Option {
+                            value: Pattern | PatternFile,
+                            ..
+                        }
+                    )
+                })))
+                .collect();
+            let here = Arg::literal(".");
+            let trees = if trees.is_empty() { vec![&here] } else { trees };
+            if !trees.into_iter().all(|t| judge.path(t, Tree)) {
+                return Some(false);
+            }
+        }
         let mut safe = true;
         let mut first = program.lead.first() == Some(&Pattern)
             && !items.iter().any(|i| {
@@ -875,7 +992,7 @@ pub(super) fn judge(judge: &mut Judge, name: &str) -> Option<bool> {
                     }
                 }
                 Item::Operand(_) if first => first = false,
-                Item::Operand(a) => safe &= operand(judge, a),
+                Item::Operand(a) => safe &= operand(judge, a, content),
                 Item::Unknown(_) | Item::Missing(_) => safe = false,
             }
         }
@@ -894,15 +1011,22 @@ pub(super) fn judge(judge: &mut Judge, name: &str) -> Option<bool> {
         judge.items(&items, &program)
     };
     let lists = |w: &[&str]| w.iter().any(|w| matches!(*w, "-l" | "--list"));
-    Some(match sub {
+    let listed = match sub {
         "branch" | "tag" => {
             let operands = rest.iter().filter(|a| !a.text.starts_with('-')).count();
             (operands == 0 || lists(&words)) && listing(judge, rest)
         }
+        "stash" => matches!(words.first(), Some(&("list" | "show"))),
+        _ => false,
+    };
+    if !listed && let Some(safe) = git_work::judge(judge, sub, rest, &dirs) {
+        return Some(safe && !elsewhere);
+    }
+    Some(match sub {
+        "branch" | "tag" => listed,
         "stash" | "worktree" | "remote" | "submodule" => match words.first() {
             Some(&("list" | "show" | "get-url" | "status")) => listing(judge, &rest[1..]),
-            // `git stash` alone stashes the changes away.
-            None => sub != "stash",
+            None => true,
             Some(w) if w.starts_with('-') && sub == "remote" => listing(judge, rest),
             _ => false,
         },
@@ -917,7 +1041,20 @@ pub(super) fn judge(judge: &mut Judge, name: &str) -> Option<bool> {
                 Some(&("get" | "list")) => &rest[1..],
                 _ => rest,
             };
-            reading && listing(judge, rest)
+            // `git config KEY` alone prints the key's value.
+            let one_key = matches!(rest, [key] if !key.dynamic && !key.text.starts_with('-'));
+            (reading || one_key) && listing(judge, rest)
+        }
+        // `git clean -n` only lists what `-f` would delete.
+        "clean" => {
+            let dry = rest.iter().any(|a| a.is("-n") || a.is("--dry-run"));
+            dry && rest.iter().all(|a| {
+                !a.dynamic
+                    && matches!(
+                        a.text.as_str(),
+                        "-n" | "--dry-run" | "-d" | "-x" | "-X" | "-q" | "--quiet"
+                    )
+            })
         }
         _ => false,
     })

@@ -137,7 +137,8 @@ fn package_manager(judge: &mut Judge, tool: &str, args: &[Arg]) -> bool {
         ),
         ["test" | "t" | "tst", ..] => (true, 1),
         ["run" | "run-script", script, ..] => (safe_script(script), 2),
-        ["ls" | "list" | "outdated" | "why" | "explain"] => (true, 1),
+        // Listing what is installed, or why: package names.
+        ["ls" | "list" | "outdated" | "why" | "explain", ..] => (true, 1),
         [script, ..] if tool != "npm" => (safe_script(script), 1),
         _ => (false, 0),
     };

@@ -2,16 +2,33 @@
 //! harmless. Each program the checker allows has a declarative table (one module per family,
 //! found by the program's name) of the options that are harmless, what each option's value is
 //! and what the operands are; the words are read as the program reads them
-//! ([`acp_gate_shell::options`]), every path is judged with the access it implies, every
-//! environment assignment must be inert, and no expansion may change any of it. Anything else
-//! is not known safe: the command is at most asked about.
+//! ([`acp_gate_shell::options`]), every path is judged with the access it implies (as the path
+//! validator judges an edit of it), every environment assignment must be inert, and no
+//! expansion may change any of it. Anything else is not known safe: the command is at most
+//! asked about.
+//!
+//! Recursive readers (`grep -r`, `tar c`, `zip -r`, `diff -r`, `git grep --no-index`) read the
+//! secrets of the tree too, and the plugin cannot look into it. Such a read is allowed silently
+//! only when no secret is expected in what it reads: the reader skips hidden and ignored files
+//! (rg, ag, git grep by default: `.env` files are hidden and ignored, keys live in hidden
+//! directories); or it is narrowed to a kind of file no secret is (`--include='*.py'`); or the
+//! tree is a source tree of the workspace (below its root, no hidden directory on the way, a
+//! directory on the way named as code, tests and documents are: `src`, `tests`, `docs`, ...).
+//! Every other recursive read is asked about (the workspace root, no directory, a glob, a
+//! monorepo package, `config/`, a tree outside); a tree holding credential files by name (home,
+//! `~/.ssh`) is denied.
 
+mod about;
+mod archives;
 mod build;
+mod changes;
 mod env;
 mod files;
 mod git;
+mod git_work;
 mod js;
 mod python;
+mod scripts;
 mod search;
 mod shell;
 
@@ -19,10 +36,10 @@ use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 use acp_gate_shell::paths::is_same_or_ancestor;
 use acp_gate_shell::{Arg, Command as Invocation, Runs};
 
-use crate::config::matches_prefix;
-use crate::judgement::Finding;
-use crate::rules::paths::{other_users_home, read_target, write_target};
-use crate::rules::{Context, Findings, pattern_words};
+use crate::config::{matches_prefix, pattern_words};
+use crate::context::Context;
+use crate::judgement::{Effect, Finding, Findings, Level};
+use crate::targets::{holds_secrets, other_users_home, read_target, write_target};
 
 /// A program the checker allows, described by what it takes.
 pub struct Program {
@@ -54,6 +71,7 @@ impl Program {
 pub fn table(name: &str) -> Option<&'static Program> {
     [
         files::PROGRAMS,
+        changes::PROGRAMS,
         search::PROGRAMS,
         python::PROGRAMS,
         js::PROGRAMS,
@@ -63,17 +81,31 @@ pub fn table(name: &str) -> Option<&'static Program> {
     .find(|p| p.names.contains(&name))
 }
 
+/// Whether the positive model judges each operand of `name` with the access it has (a table,
+/// or git's structure), so that the rules need not take every operand for a read.
+pub fn judges_operands(name: &str) -> bool {
+    table(name).is_some() || name == "git"
+}
+
 /// Judging one command: the findings its paths raise go to `out`.
 pub(crate) struct Judge<'a, 'c, 'o> {
     pub(crate) inv: &'a Invocation,
     pub(crate) cx: &'a Context<'c>,
     pub(crate) out: &'o mut Vec<Finding>,
+    /// The program reads trees skipping hidden and ignored files (rg, ag by default), or only
+    /// files of a kind it was told (`grep -r --include='*.py'`).
+    pub(crate) filtered_trees: bool,
 }
 
 /// Whether `inv` is known to be safe to run without asking; the paths it names may add
 /// findings (a secret read, a write outside the workspace) to `out`.
 pub fn is_known_safe(inv: &Invocation, cx: &Context, out: &mut Vec<Finding>) -> bool {
-    let mut judge = Judge { inv, cx, out };
+    let mut judge = Judge {
+        inv,
+        cx,
+        out,
+        filtered_trees: false,
+    };
     judge.command()
 }
 
@@ -81,8 +113,9 @@ impl Judge<'_, '_, '_> {
     fn command(&mut self) -> bool {
         let inv = self.inv;
         let mut safe = true;
+        // A redirection writes its file as an edit would (`echo x > notes.md`).
         for w in &inv.writes {
-            safe &= is_harmless_sink(w);
+            safe &= self.path(w, Value::Write);
         }
         for r in &inv.reads {
             safe &= self.path(r, Value::Read);
@@ -110,17 +143,74 @@ impl Judge<'_, '_, '_> {
             Runs::Script => shell::script(self, name, inv.args()),
             Runs::Nothing => {
                 let args = inv.args();
-                git::judge(self, name)
+                // Tools that load the code or config of the directory they run in (a build
+                // script, hooks, `rust-toolchain.toml`, `conftest.py`): only in the workspace.
+                let local = self.runs_in_workspace();
+                let here = about::judge(self, name, args)
+                    .or_else(|| git::judge(self, name))
                     .or_else(|| build::judge(self, name, args))
                     .or_else(|| python::judge(self, name, args))
-                    .or_else(|| js::judge(self, name, args))
-                    .or_else(|| search::judge(self, name, args))
-                    .or_else(|| shell::judge(self, name, args))
-                    .or_else(|| files::judge(self, name, args))
-                    .unwrap_or(false)
+                    .or_else(|| js::judge(self, name, args));
+                match here {
+                    Some(ok) => ok && local,
+                    None => search::judge(self, name, args)
+                        .or_else(|| shell::judge(self, name, args))
+                        .or_else(|| changes::judge(self, name, args))
+                        .or_else(|| archives::judge(self, name, args))
+                        .or_else(|| files::judge(self, name, args))
+                        .or_else(|| scripts::judge(self, name, args).map(|ok| ok && local))
+                        .unwrap_or(false),
+                }
             }
         };
-        safe && program
+        safe && program && self.program_placed()
+    }
+
+    /// Whether the directory the command runs in is known and in the workspace.
+    fn runs_in_workspace(&self) -> bool {
+        self.cx.absolute(self.inv, ".").is_some_and(|dir| {
+            self.cx
+                .workspaces
+                .iter()
+                .any(|w| is_same_or_ancestor(w, &dir))
+        })
+    }
+
+    /// Whether the program, when named by a path (`./x`, `/usr/bin/git`), is the workspace's or
+    /// an installed one: in the workspace, or where the system and the user keep programs
+    /// (which no command may write). A program elsewhere (`/tmp/x/cargo`) is anyone's code,
+    /// whatever its name.
+    fn program_placed(&self) -> bool {
+        let Some(word) = self.inv.argv.first().filter(|a| a.text.contains('/')) else {
+            return true;
+        };
+        let Some(abs) = self
+            .cx
+            .absolute(self.inv, &word.text)
+            .filter(|_| !word.dynamic)
+        else {
+            return false;
+        };
+        let home = self.cx.home;
+        let installed = [
+            "/usr/",
+            "/bin/",
+            "/sbin/",
+            "/opt/homebrew/",
+            "/home/linuxbrew/",
+        ]
+        .iter()
+        .any(|dir| abs.starts_with(dir))
+            || (!home.is_empty()
+                && ["/.cargo/bin/", "/.local/bin/", "/go/bin/", "/bin/"]
+                    .iter()
+                    .any(|dir| abs.starts_with(&format!("{home}{dir}"))));
+        installed
+            || self
+                .cx
+                .workspaces
+                .iter()
+                .any(|w| is_same_or_ancestor(w, &abs))
     }
 
     /// Judges `args` against a program's table.
@@ -182,10 +272,27 @@ impl Judge<'_, '_, '_> {
         }
     }
 
+    /// Where findings about this command go.
+    pub(crate) fn findings(&mut self) -> Findings<'_, '_> {
+        Findings {
+            out: self.out,
+            inv: self.inv,
+        }
+    }
+
     /// Judges a path with the access the program gives it: a secret read or a sensitive write
     /// adds a finding; a path outside the workspace, in an unknown directory or only known at
     /// run time is not known safe.
     pub(crate) fn path(&mut self, a: &Arg, access: Value) -> bool {
+        self.access(a, access, "writes", Effect::Write)
+    }
+
+    /// Judges a path the program writes, moves or deletes (`how` says how, for the reason).
+    pub(crate) fn change(&mut self, a: &Arg, how: &str, effect: Effect) -> bool {
+        self.access(a, Value::Write, how, effect)
+    }
+
+    fn access(&mut self, a: &Arg, access: Value, how: &str, effect: Effect) -> bool {
         if a.pipe {
             return true;
         }
@@ -197,14 +304,11 @@ impl Judge<'_, '_, '_> {
             return true;
         }
         let before = self.out.len();
-        let mut f = Findings {
-            out: self.out,
-            inv: self.inv,
-        };
+        let cx = self.cx;
         match access {
-            Value::Write => write_target(&mut f, self.cx, a, "writes"),
+            Value::Write => write_target(&mut self.findings(), cx, a, how, effect),
             Value::Name => {}
-            _ => read_target(&mut f, self.cx, a),
+            _ => read_target(&mut self.findings(), cx, a),
         }
         if self.out.len() > before {
             return false;
@@ -221,14 +325,26 @@ impl Judge<'_, '_, '_> {
         let Some(abs) = self.cx.absolute(self.inv, text) else {
             return false;
         };
-        if access == Value::Tree && self.holds_secrets(&abs) {
-            self.out.push(Finding::deny(
+        if access == Value::Tree && holds_secrets(self.cx, &abs) {
+            self.findings().push_about(
+                Level::Deny,
                 "sensitive-read",
+                format!("reads every file under `{text}`, which holds credential files"),
+                &abs,
+                Effect::Read,
+            );
+            return false;
+        }
+        if access == Value::Tree && !self.filtered_trees && !a.glob && !source_tree(self.cx, &abs) {
+            self.findings().push_about(
+                Level::Ask,
+                "recursive-read",
                 format!(
-                    "reads every file under `{text}`, which holds credential files: `{}`",
-                    self.inv.display()
+                    "reads every file under `{text}`, hidden and ignored ones too, which may hold credential files (`.env`, keys)"
                 ),
-            ));
+                &abs,
+                Effect::Read,
+            );
             return false;
         }
         if access == Value::Name && other_users_home(self.cx, &abs).is_some() {
@@ -249,41 +365,78 @@ impl Judge<'_, '_, '_> {
             .iter()
             .any(|w| is_same_or_ancestor(w, dir));
         if !inside && access == Value::Write {
-            self.out.push(Finding::ask(
+            self.findings().push_about(
+                Level::Ask,
                 "outside-write",
-                format!(
-                    "writes `{text}`, outside the workspace: `{}`",
-                    self.inv.display()
-                ),
-            ));
+                format!("{how} `{text}`, outside the workspace"),
+                &abs,
+                effect,
+            );
         }
         inside
     }
+}
 
-    /// Whether reading every file under `abs` reads a secret: it is the home directory, or
-    /// holds one of the sensitive directories or files.
-    fn holds_secrets(&self, abs: &str) -> bool {
-        let home = self.cx.home;
-        if !home.is_empty() && is_same_or_ancestor(abs, home) {
-            return true;
-        }
-        self.cx.read_sensitive().iter().any(|g| {
-            let pattern = g.pattern();
-            let fixed = match acp_gate_plugin::sensitive::strip_home(pattern) {
-                Some(rest) => format!("{home}{rest}"),
-                None if pattern.starts_with('/') => pattern.to_owned(),
-                None => return false,
-            };
-            let fixed = fixed.split(['*', '?', '[']).next().unwrap_or("");
-            let fixed = fixed.trim_end_matches('/');
-            !fixed.is_empty() && is_same_or_ancestor(abs, fixed)
-        })
-    }
+/// Directory names under which projects keep code, tests and documents, not credentials.
+const SOURCE_TREES: &[&str] = &[
+    "src",
+    "source",
+    "sources",
+    "lib",
+    "libs",
+    "pkg",
+    "cmd",
+    "internal",
+    "include",
+    "test",
+    "tests",
+    "testing",
+    "spec",
+    "specs",
+    "__tests__",
+    "benches",
+    "bench",
+    "benchmarks",
+    "examples",
+    "example",
+    "docs",
+    "doc",
+    "components",
+    "pages",
+    "routes",
+    "views",
+    "controllers",
+    "models",
+    "styles",
+    "templates",
+    "dist",
+    "build",
+    "out",
+    "public",
+    "site",
+    "coverage",
+];
+
+/// Whether reading every file under `abs` reads only a project's code: `abs` is below a
+/// workspace root, with no hidden directory on the way, and a directory on the way is named as
+/// code is (`src`, `tests`, `docs`, ...). The root itself, `config/` (Rails keeps `master.key`
+/// there), a monorepo's `apps/web` (which holds `.env.local`) are not.
+fn source_tree(cx: &Context, abs: &str) -> bool {
+    cx.workspaces.iter().any(|w| {
+        abs.strip_prefix(w.as_str())
+            .and_then(|rest| rest.strip_prefix('/'))
+            .is_some_and(|rel| {
+                let segments = rel.split('/');
+                !rel.is_empty()
+                    && segments.clone().all(|s| !s.starts_with('.'))
+                    && segments.into_iter().any(|s| SOURCE_TREES.contains(&s))
+            })
+    })
 }
 
 /// Whether a glob's last segment has a literal start or end (`*.rs`, `test_*`), rather than
 /// matching any name (`*`, `?*`).
-fn names_a_kind(glob: &str) -> bool {
+pub(crate) fn names_a_kind(glob: &str) -> bool {
     let last = glob.rsplit('/').next().unwrap_or(glob);
     let wild = |c: char| matches!(c, '*' | '?' | '[' | ']');
     !last.starts_with(wild) || !last.ends_with(wild)

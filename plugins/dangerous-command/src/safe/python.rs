@@ -4,84 +4,88 @@
 //! `--pdb`; `pylint --load-plugins`/`--init-hook`/`--output-format`; `mypy --install-types`.
 
 use acp_gate_shell::Arg;
-use acp_gate_shell::options::{Style, Value};
+use acp_gate_shell::options::{Item, Style, Value, parse};
 
 use super::{Judge, Program};
 use Value::*;
 
+/// pytest, also run as `python -m pytest`.
+const PYTEST: Program = Program {
+    names: &["pytest", "py.test"],
+    options: &[&[
+        ("-q", Flag),
+        ("--quiet", Flag),
+        ("-v", Flag),
+        ("-vv", Flag),
+        ("--verbose", Flag),
+        ("-x", Flag),
+        ("--exitfirst", Flag),
+        ("--maxfail", Literal),
+        ("-k", Literal),
+        ("-m", Literal),
+        ("-s", Flag),
+        ("--capture", Literal),
+        ("-l", Flag),
+        ("--showlocals", Flag),
+        ("--tb", Literal),
+        ("-r", Optional),
+        ("--lf", Flag),
+        ("--last-failed", Flag),
+        ("--ff", Flag),
+        ("--failed-first", Flag),
+        ("--nf", Flag),
+        ("--new-first", Flag),
+        ("--sw", Flag),
+        ("--stepwise", Flag),
+        ("--stepwise-skip", Flag),
+        ("--durations", Literal),
+        ("--durations-min", Literal),
+        ("--co", Flag),
+        ("--collect-only", Flag),
+        ("--no-header", Flag),
+        ("--no-summary", Flag),
+        ("--disable-warnings", Flag),
+        ("--strict-markers", Flag),
+        ("--strict-config", Flag),
+        ("--runxfail", Flag),
+        ("--color", Literal),
+        ("--code-highlight", Literal),
+        ("--junitxml", Write),
+        ("--junit-xml", Write),
+        ("-c", Read),
+        ("--config-file", Read),
+        ("--rootdir", Name),
+        ("--confcutdir", Name),
+        ("--import-mode", Literal),
+        ("--doctest-modules", Flag),
+        ("--setup-show", Flag),
+        ("--setup-plan", Flag),
+        ("--fixtures", Flag),
+        ("--markers", Flag),
+        ("--log-level", Literal),
+        ("--log-cli-level", Literal),
+        ("--timeout", Literal),
+        ("-n", Literal),
+        ("--numprocesses", Literal),
+        ("--cov", Optional),
+        ("--cov-report", Literal),
+        ("--cov-fail-under", Literal),
+        ("--no-cov", Flag),
+        ("--ignore", Name),
+        ("--ignore-glob", Literal),
+        ("--deselect", Literal),
+        ("--version", Flag),
+        ("-V", Flag),
+        ("-h", Flag),
+        ("--help", Flag),
+    ]],
+    lead: &[],
+    rest: Read,
+    style: Style::Gnu,
+};
+
 pub(super) const PROGRAMS: &[Program] = &[
-    Program {
-        names: &["pytest", "py.test"],
-        options: &[&[
-            ("-q", Flag),
-            ("--quiet", Flag),
-            ("-v", Flag),
-            ("-vv", Flag),
-            ("--verbose", Flag),
-            ("-x", Flag),
-            ("--exitfirst", Flag),
-            ("--maxfail", Literal),
-            ("-k", Literal),
-            ("-m", Literal),
-            ("-s", Flag),
-            ("--capture", Literal),
-            ("-l", Flag),
-            ("--showlocals", Flag),
-            ("--tb", Literal),
-            ("-r", Optional),
-            ("--lf", Flag),
-            ("--last-failed", Flag),
-            ("--ff", Flag),
-            ("--failed-first", Flag),
-            ("--nf", Flag),
-            ("--new-first", Flag),
-            ("--sw", Flag),
-            ("--stepwise", Flag),
-            ("--stepwise-skip", Flag),
-            ("--durations", Literal),
-            ("--durations-min", Literal),
-            ("--co", Flag),
-            ("--collect-only", Flag),
-            ("--no-header", Flag),
-            ("--no-summary", Flag),
-            ("--disable-warnings", Flag),
-            ("--strict-markers", Flag),
-            ("--strict-config", Flag),
-            ("--runxfail", Flag),
-            ("--color", Literal),
-            ("--code-highlight", Literal),
-            ("--junitxml", Write),
-            ("--junit-xml", Write),
-            ("-c", Read),
-            ("--config-file", Read),
-            ("--rootdir", Name),
-            ("--confcutdir", Name),
-            ("--import-mode", Literal),
-            ("--doctest-modules", Flag),
-            ("--setup-show", Flag),
-            ("--setup-plan", Flag),
-            ("--fixtures", Flag),
-            ("--markers", Flag),
-            ("--log-level", Literal),
-            ("--log-cli-level", Literal),
-            ("--timeout", Literal),
-            ("-n", Literal),
-            ("--numprocesses", Literal),
-            ("--cov", Optional),
-            ("--cov-fail-under", Literal),
-            ("--no-cov", Flag),
-            ("--ignore", Name),
-            ("--ignore-glob", Literal),
-            ("--deselect", Literal),
-            ("--version", Flag),
-            ("-V", Flag),
-            ("-h", Flag),
-            ("--help", Flag),
-        ]],
-        lead: &[],
-        rest: Read,
-        style: Style::Gnu,
-    },
+    PYTEST,
     Program {
         names: &["mypy", "dmypy"],
         options: &[&[
@@ -302,15 +306,74 @@ fn pip(judge: &mut Judge, args: &[Arg]) -> bool {
     }
 }
 
-/// Modules `python -m` runs that are one of the programs above (or the standard test runner).
+/// Modules of the standard library `python -m` runs that only read and write files they are
+/// given: `json.tool` (a file in, a file out), `venv` (a directory made; never `--clear`, which
+/// empties one, nor `--upgrade-deps`, which downloads).
+const MODULES: &[Program] = &[
+    Program {
+        names: &["json.tool"],
+        options: &[&[
+            ("--sort-keys", Flag),
+            ("--indent", Literal),
+            ("--tab", Flag),
+            ("--compact", Flag),
+            ("--no-ensure-ascii", Flag),
+            ("--json-lines", Flag),
+        ]],
+        lead: &[Read, Write],
+        rest: Flag,
+        style: Style::Gnu,
+    },
+    Program {
+        names: &["venv"],
+        options: &[&[
+            ("--system-site-packages", Flag),
+            ("--symlinks", Flag),
+            ("--copies", Flag),
+            ("--without-pip", Flag),
+            ("--prompt", Literal),
+        ]],
+        lead: &[],
+        rest: Write,
+        style: Style::Gnu,
+    },
+];
+
+/// Modules `python -m` runs that are one of the programs above (or of the standard library).
 fn module_program(module: &str) -> Option<&'static Program> {
-    PROGRAMS.iter().find(|p| p.names.contains(&module))
+    PROGRAMS
+        .iter()
+        .chain(MODULES)
+        .find(|p| p.names.contains(&module))
+}
+
+/// `pytest --cov-report=KIND[:DEST]`: a report written to DEST, which must be in the workspace.
+fn coverage_reports(judge: &mut Judge, args: &[Arg]) -> bool {
+    let items = parse(args, PYTEST.options, Style::Gnu);
+    items.iter().all(|i| match i {
+        Item::Option {
+            name: "--cov-report",
+            arg: Some(report),
+            ..
+        } => match report.text.split_once(':') {
+            Some((_, dest)) => judge.path(
+                &Arg {
+                    text: dest.to_owned(),
+                    ..report.clone()
+                },
+                Write,
+            ),
+            None => !report.dynamic,
+        },
+        _ => true,
+    })
 }
 
 /// Python's test runners and linters; `None` for another program.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     if let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&name)) {
-        return Some(judge.program(args, program));
+        let reports = !program.names.contains(&"pytest") || coverage_reports(judge, args);
+        return Some(reports && judge.program(args, program));
     }
     let stem = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     match stem {
@@ -339,7 +402,8 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
                 }));
             }
             let program = module_program(&module.text)?;
-            Some(judge.program(rest, program))
+            let reports = !program.names.contains(&"pytest") || coverage_reports(judge, rest);
+            Some(reports && judge.program(rest, program))
         }
         _ => None,
     }

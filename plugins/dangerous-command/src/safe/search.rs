@@ -6,9 +6,9 @@ use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Style, Value, parse};
 
 use crate::judgement::Finding;
-use crate::rules::paths::{aims_at_secret, is_secret};
+use crate::targets::{aims_at_secret, is_secret, names_secrets};
 
-use super::{Judge, Program};
+use super::{Judge, Program, names_a_kind};
 use Value::*;
 
 pub(super) const PROGRAMS: &[Program] = &[
@@ -421,39 +421,90 @@ pub(super) const PROGRAMS: &[Program] = &[
 /// Options that choose which files a recursive search reads.
 const FILE_GLOBS: &[&str] = &["--include", "-g", "--glob", "--iglob", "-G"];
 
-/// The search tools; `None` for a name that is none of them. A file glob aiming at secrets
-/// (`grep -r x --include=.env .`) is a secret read.
+/// The search tools; `None` for a name that is none of them. A file glob naming secrets
+/// (`grep -r x --include=.env .`, `rg -g '*.pem'`) is a secret read; one that may match them
+/// among others (`--include='*.json'` takes in `secrets.json`) narrows nothing.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     let program = PROGRAMS.iter().find(|p| p.names.contains(&name))?;
     let items = parse(args, program.options, program.style);
+    // Whether every file glob that chooses files (not `!x`, which leaves some out) names a
+    // kind of file no secret is: then a recursive search reads nothing else.
+    let mut narrowed: Option<bool> = None;
     for item in &items {
-        if let Item::Option {
+        let Item::Option {
             name: option,
             arg: Some(glob),
             ..
         } = item
-            && FILE_GLOBS.contains(option)
-            && !glob.dynamic
-        {
-            let name = glob.text.trim_start_matches('!');
-            let as_path = Arg {
-                text: name.to_owned(),
-                glob: true,
-                ..glob.clone()
-            };
-            if !name.starts_with('!')
-                && (is_secret(judge.cx, judge.inv, &as_path) || aims_at_secret(judge.cx, name))
-            {
-                judge.out.push(Finding::deny(
-                    "sensitive-read",
-                    format!(
-                        "searches files named like secrets (`{name}`): `{}`",
-                        judge.inv.display()
-                    ),
-                ));
-                return Some(false);
-            }
+        else {
+            continue;
+        };
+        if !FILE_GLOBS.contains(option) || glob.text.starts_with('!') {
+            continue;
         }
+        // Named by a secret pattern as it is written (`.env`, `*.pem`, `id_rsa*`), or naming
+        // secrets (`.env*`): the files it takes in are secrets.
+        let as_name = Arg {
+            glob: false,
+            ..glob.clone()
+        };
+        if !glob.dynamic
+            && (is_secret(judge.cx, judge.inv, &as_name) || names_secrets(judge.cx, &glob.text))
+        {
+            judge.out.push(Finding::deny(
+                "sensitive-read",
+                format!(
+                    "searches files named like secrets (`{}`): `{}`",
+                    glob.text,
+                    judge.inv.display()
+                ),
+            ));
+            return Some(false);
+        }
+        let kind =
+            !glob.dynamic && names_a_kind(&glob.text) && !aims_at_secret(judge.cx, &glob.text);
+        narrowed = Some(narrowed.unwrap_or(true) && kind);
     }
-    Some(judge.items(&items, program))
+    let given = |names: &[&str]| {
+        items
+            .iter()
+            .any(|i| matches!(i, Item::Option { name, .. } if names.contains(name)))
+    };
+    // rg and ag skip hidden and ignored files (`.env`, keys under `.ssh`) unless told not to.
+    let unrestricted = given(&[
+        "--hidden",
+        "-.",
+        "-u",
+        "--unrestricted",
+        "--no-ignore",
+        "--no-ignore-vcs",
+        "--no-ignore-dot",
+        "--no-ignore-parent",
+    ]);
+    let skips_hidden = matches!(name, "rg" | "ag") && !unrestricted;
+    // Told to read files of one kind only (`--include='*.py'`, `-g '*.rs'`), or names only.
+    let narrowed = given(&["--files"]) || narrowed == Some(true);
+    judge.filtered_trees = skips_hidden || narrowed;
+    let recursive = program.rest == Tree || given(&["-r", "--recursive"]);
+    let patterns_given = items.iter().any(|i| {
+        matches!(
+            i,
+            Item::Option {
+                value: Pattern | PatternFile | NoPattern,
+                ..
+            }
+        )
+    });
+    let operands = items
+        .iter()
+        .filter(|i| matches!(i, Item::Operand(_)))
+        .count();
+    let paths = operands.saturating_sub(usize::from(!patterns_given));
+    let mut safe = judge.items(&items, program);
+    // With no path, a recursive search reads the directory it runs in.
+    if recursive && paths == 0 {
+        safe &= judge.path(&Arg::literal("."), Tree);
+    }
+    judge.filtered_trees = false;
+    Some(safe)
 }

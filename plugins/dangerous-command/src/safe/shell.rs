@@ -315,7 +315,7 @@ pub(super) fn judge(_: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
             }
         }
         "read" => static_words() && !args.iter().any(|a| a.is("-u")),
-        "alias" | "trap" | "hash" | "enable" | "complete" => {
+        "alias" | "trap" | "enable" | "complete" => {
             // Printing only: definitions change what a later name runs, or when code runs.
             args.iter()
                 .all(|a| matches!(a.text.as_str(), "-p" | "-l" | "-t"))

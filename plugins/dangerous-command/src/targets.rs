@@ -1,19 +1,28 @@
-//! The files a command reads or writes, judged against the sensitive paths and devices.
+//! The files a command reads or writes, judged against the sensitive paths, the devices and
+//! other users' homes: the one reading of targets that the rules and the positive model share.
 
-use super::{Context, Findings, operands};
 use acp_gate_plugin::sensitive::{PathSegments, is_env_template, strip_home};
-use acp_gate_shell::{Arg, Command as Invocation, Runs};
+use acp_gate_shell::paths::is_same_or_ancestor;
+use acp_gate_shell::{Arg, Command as Invocation};
 
-pub(crate) fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str) {
+use crate::context::Context;
+use crate::judgement::{Effect, Findings, Level};
+
+/// A file `f`'s command writes, moves or deletes (`how` says how): a network device is a remote
+/// shell, a disk device or another device is denied or asked about, a sensitive path is denied.
+pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str, effect: Effect) {
     let Some(text) = target.known() else { return };
     if text.is_empty() || text.contains("://") {
         return;
     }
     let abs = cx.absolute_anywhere(f.inv, text);
     if network_device(&abs) {
-        f.deny(
+        f.push_about(
+            Level::Deny,
             "reverse-shell",
             format!("{how} a network connection (`{abs}`): a remote shell"),
+            &abs,
+            effect,
         );
         return;
     }
@@ -42,11 +51,18 @@ pub(crate) fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &s
         ]
         .iter()
         .any(|p| device.starts_with(p));
-        if disk {
-            f.deny("device-write", format!("{how} the disk device `{abs}`"));
+        let (level, what) = if disk {
+            (Level::Deny, "disk device")
         } else {
-            f.ask("device-write", format!("{how} the device `{abs}`"));
-        }
+            (Level::Ask, "device")
+        };
+        f.push_about(
+            level,
+            "device-write",
+            format!("{how} the {what} `{abs}`"),
+            &abs,
+            effect,
+        );
         return;
     }
     let segments = PathSegments::new(&abs, false);
@@ -56,9 +72,12 @@ pub(crate) fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &s
             .iter()
             .any(|g| g.matches_segments(&segments))
     {
-        f.deny(
+        f.push_about(
+            Level::Deny,
             "sensitive-write",
             format!("{how} the sensitive path `{text}`"),
+            &abs,
+            effect,
         );
     }
 }
@@ -68,32 +87,57 @@ fn network_device(abs: &str) -> bool {
     abs.starts_with("/dev/tcp/") || abs.starts_with("/dev/udp/")
 }
 
-pub(crate) fn read_target(f: &mut Findings, cx: &Context, target: &Arg) {
+/// A file `f`'s command reads: a network device is a remote shell; a secret or a file in
+/// another user's home is denied.
+pub fn read_target(f: &mut Findings, cx: &Context, target: &Arg) {
     let Some(text) = target.known() else { return };
     if text.is_empty() || text.contains("://") {
         return;
     }
     let abs = cx.absolute_anywhere(f.inv, text);
-    if network_device(&abs) {
-        f.deny(
+    let (rule, reason) = if network_device(&abs) {
+        (
             "reverse-shell",
             format!("reads from a network connection (`{abs}`): a remote shell"),
-        );
+        )
     } else if is_secret(cx, f.inv, target) {
-        f.deny(
+        (
             "sensitive-read",
             format!("reads the credential file `{text}`"),
-        );
+        )
     } else if let Some(user) = other_users_home(cx, &abs) {
-        f.deny(
+        (
             "sensitive-read",
             format!("reads `{text}` in another user's home (`{user}`)"),
-        );
+        )
+    } else {
+        return;
+    };
+    f.push_about(Level::Deny, rule, reason, &abs, Effect::Read);
+}
+
+/// Whether a tree the checker cannot see (a directory copied or moved, a link's target) would
+/// place a file where a sensitive one may be made: at the workspace root or home (or above),
+/// or in a directory that sensitive files are named under (`.git`, `.vscode`, `.husky`, ...).
+pub fn lands_in_guarded_tree(cx: &Context, inv: &Invocation, at: &Arg) -> bool {
+    if at.dynamic {
+        return true;
     }
+    let Some(abs) = cx.absolute(inv, &at.text) else {
+        return true;
+    };
+    let above = |root: &str| !root.is_empty() && is_same_or_ancestor(&abs, root);
+    if above(cx.home) || cx.workspaces.iter().any(|w| above(w)) {
+        return true;
+    }
+    let name = abs.rsplit('/').next().unwrap_or("");
+    cx.guarded_dirs()
+        .iter()
+        .any(|d| d.eq_ignore_ascii_case(name))
 }
 
 /// Whether the static path (or glob) `target` names, or may match, a secret.
-pub(crate) fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
+pub fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
     let Some(text) = target.known() else {
         return false;
     };
@@ -118,23 +162,33 @@ pub(crate) fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
                 None if pattern.starts_with('/') => pattern.to_owned(),
                 None => format!("/**/{}", pattern.trim_start_matches("./")),
             };
-            globs_overlap(&abs, &full) && anchored(&abs, &full)
+            globs_overlap(&abs, &full) && anchored(&abs, &full, false)
         })
 }
 
 /// Whether a glob's last segment aims at a secret's name by a shared literal start or end
 /// (`*.env`, `*.pem`), whatever it can match before it.
-pub(crate) fn aims_at_secret(cx: &Context, glob: &str) -> bool {
+pub fn aims_at_secret(cx: &Context, glob: &str) -> bool {
     cx.read_sensitive()
         .iter()
-        .any(|g| g.pattern().rsplit('/').next() != Some("**") && anchored(glob, g.pattern()))
+        .any(|g| g.pattern().rsplit('/').next() != Some("**") && anchored(glob, g.pattern(), false))
+}
+
+/// Whether a glob's last segment names secrets: its literal start or end holds a secret name's
+/// whole literal start or end (`.env*` holds `.env`), not a part of it (`*.json` takes in
+/// `secrets.json` among every other JSON file).
+pub fn names_secrets(cx: &Context, glob: &str) -> bool {
+    cx.read_sensitive()
+        .iter()
+        .any(|g| g.pattern().rsplit('/').next() != Some("**") && anchored(glob, g.pattern(), true))
 }
 
 /// Whether a glob aims at what a sensitive pattern names, rather than merely being able to
 /// meet it (`*.rs` can match a file named `id_rsa.rs`, but does not aim at keys): the pattern
 /// is a directory tree, or the glob's last segment shares a literal start or end with the
-/// pattern's last segment (`~/.ss?/id_*`, `*.pem`, `.env*`).
-fn anchored(glob: &str, pattern: &str) -> bool {
+/// pattern's last segment (`~/.ss?/id_*`, `*.pem`, `.env*`); `whole`: the glob's literal ends
+/// hold all of the pattern's.
+fn anchored(glob: &str, pattern: &str, whole: bool) -> bool {
     let last = |s: &str| s.rsplit('/').next().unwrap_or(s).to_owned();
     let (g, p) = (last(glob), last(pattern));
     if p == "**" {
@@ -144,6 +198,18 @@ fn anchored(glob: &str, pattern: &str) -> bool {
     let prefix = |s: &str| s.split(wild).next().unwrap_or("").to_owned();
     let suffix = |s: &str| s.rsplit(wild).next().unwrap_or("").to_owned();
     let (gp, pp, gs, ps) = (prefix(&g), prefix(&p), suffix(&g), suffix(&p));
+    if whole {
+        // The glob holds the name whole at one end (`.env*` and `.env`), or each literal end
+        // of a pattern with wildcards (`*.pem` and `*.pem`; not `*.json` and
+        // `client_secret*.json`).
+        return if p.contains(wild) {
+            (!pp.is_empty() || !ps.is_empty())
+                && (pp.is_empty() || gp.starts_with(pp.as_str()))
+                && (ps.is_empty() || gs.ends_with(ps.as_str()))
+        } else {
+            gp.starts_with(p.as_str()) || gs.ends_with(p.as_str())
+        };
+    }
     let meets = |a: &str, b: &str, start: bool| {
         !a.is_empty()
             && !b.is_empty()
@@ -157,9 +223,8 @@ fn anchored(glob: &str, pattern: &str) -> bool {
 }
 
 /// `/root/..`, `/home/NAME/..` (or `/Users/NAME`) other than the user's own home.
-pub(crate) fn other_users_home<'p>(cx: &Context, abs: &'p str) -> Option<&'p str> {
-    let own =
-        |p: &str| !cx.home.is_empty() && acp_gate_shell::paths::is_same_or_ancestor(p, cx.home);
+pub fn other_users_home<'p>(cx: &Context, abs: &'p str) -> Option<&'p str> {
+    let own = |p: &str| !cx.home.is_empty() && is_same_or_ancestor(p, cx.home);
     if (abs == "/root" || abs.starts_with("/root/")) && !own("/root") {
         return Some("/root");
     }
@@ -178,7 +243,7 @@ pub(crate) fn other_users_home<'p>(cx: &Context, abs: &'p str) -> Option<&'p str
 /// Whether two absolute glob paths can match a common path: segment by segment, `**` any
 /// number of segments, `*` / `?` / `[..]` within one, and a wildcard never matching a leading
 /// dot (the shell's default).
-pub(crate) fn globs_overlap(a: &str, b: &str) -> bool {
+pub fn globs_overlap(a: &str, b: &str) -> bool {
     let a: Vec<&str> = a.split('/').filter(|s| !s.is_empty()).collect();
     let b: Vec<&str> = b.split('/').filter(|s| !s.is_empty()).collect();
     segments_overlap(&a, &b)
@@ -252,51 +317,24 @@ fn segment_overlap(a: &str, b: &str) -> bool {
     reach[a.len()][b.len()]
 }
 
-/// Operands that name credential files are reads of secrets (`cat ~/.ssh/id_rsa`, `cp .env x`).
-pub(crate) fn sensitive_operands(f: &mut Findings, cx: &Context) {
-    // A wrapper's or a shell's command is judged as a command of its own; a program with a
-    // table has its operands judged with the access they have (`grep '.env' src` searches
-    // for a string).
-    if f.inv.runs != Runs::Nothing
-        || crate::safe::table(&f.inv.name).is_some()
-        || matches!(f.inv.name.as_str(), "sed" | "gsed")
-    {
-        return;
+/// Whether reading every file under `abs` reads a secret: it is the home directory, or
+/// holds one of the sensitive directories or files.
+pub fn holds_secrets(cx: &Context, abs: &str) -> bool {
+    let home = cx.home;
+    if !home.is_empty() && is_same_or_ancestor(abs, home) {
+        return true;
     }
-    if matches!(
-        f.inv.name.as_str(),
-        "echo"
-            | "printf"
-            | "ls"
-            | "cd"
-            | "test"
-            | "["
-            | "which"
-            | "basename"
-            | "dirname"
-            | "mkdir"
-            | "touch"
-    ) {
-        return;
-    }
-    let inv = f.inv;
-    for a in operands(inv.args()) {
-        let text = a.text.split_once('=').map_or(a.text.as_str(), |(_, v)| v);
-        if text.contains('/')
-            || text.starts_with('.')
-            || text.starts_with('~')
-            || text.contains('.')
-        {
-            read_target(
-                f,
-                cx,
-                &Arg {
-                    text: text.into(),
-                    ..a.clone()
-                },
-            );
-        }
-    }
+    cx.read_sensitive().iter().any(|g| {
+        let pattern = g.pattern();
+        let fixed = match acp_gate_plugin::sensitive::strip_home(pattern) {
+            Some(rest) => format!("{home}{rest}"),
+            None if pattern.starts_with('/') => pattern.to_owned(),
+            None => return false,
+        };
+        let fixed = fixed.split(['*', '?', '[']).next().unwrap_or("");
+        let fixed = fixed.trim_end_matches('/');
+        !fixed.is_empty() && is_same_or_ancestor(abs, fixed)
+    })
 }
 
 #[cfg(test)]
@@ -316,9 +354,15 @@ mod tests {
     #[test]
     fn globs_aim_at_secrets_only_through_a_shared_literal() {
         use super::anchored;
-        assert!(anchored("/h/.ss?/id_*", "/h/.ssh/**"));
-        assert!(anchored("/ws/*.pem", "/**/*.pem"));
-        assert!(anchored("/ws/id_*", "/**/id_rsa*"));
-        assert!(!anchored("/ws/src/*.rs", "/**/id_rsa*"));
+        assert!(anchored("/h/.ss?/id_*", "/h/.ssh/**", false));
+        assert!(anchored("/ws/*.pem", "/**/*.pem", false));
+        assert!(anchored("/ws/id_*", "/**/id_rsa*", false));
+        assert!(!anchored("/ws/src/*.rs", "/**/id_rsa*", false));
+        // Naming secrets takes the pattern's whole literal: `.env*` does, `*.json` does not.
+        assert!(anchored(".env*", ".env", true));
+        assert!(!anchored("*.json", "secrets.json", true));
+        assert!(!anchored("*.json", "client_secret*.json", true));
+        assert!(anchored("*.pem", "*.pem", true));
+        assert!(anchored("*.json", "secrets.json", false));
     }
 }

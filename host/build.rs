@@ -123,6 +123,46 @@ fn main() {
     table.push_str("];\n");
     table.push_str(&pages);
     std::fs::write(out_dir.join("builtins.rs"), table).unwrap();
+    vendored_sources(&manifest_dir.join(".."), &out_dir);
+}
+
+/// `vendored.rs`: the sources `acp-gate plugin new --lang rust` writes under the new project's
+/// `vendor/acp-gate/` (the plugins' SDK and shell crates, the WIT they build against, the
+/// plugins' workspace manifest and lock), each as `(path in the repository, text)`: the new
+/// plugin builds against exactly the crates the built-ins of this binary were built with.
+fn vendored_sources(repository: &Path, out_dir: &Path) {
+    let mut files = vec![
+        PathBuf::from("wit/plugin.wit"),
+        PathBuf::from("plugins/Cargo.toml"),
+        PathBuf::from("plugins/Cargo.lock"),
+    ];
+    for krate in ["plugins/sdk", "plugins/shell"] {
+        files.push(Path::new(krate).join("Cargo.toml"));
+        let mut dirs = vec![Path::new(krate).join("src")];
+        while let Some(dir) = dirs.pop() {
+            let entries = std::fs::read_dir(repository.join(&dir))
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+            for entry in entries {
+                let path = dir.join(entry.unwrap().file_name());
+                match repository.join(&path).is_dir() {
+                    true => dirs.push(path),
+                    false => files.push(path),
+                }
+            }
+        }
+    }
+    files.sort();
+    let mut table = String::from("pub(crate) const VENDORED: &[(&str, &str)] = &[\n");
+    for file in files {
+        let absolute = repository.join(&file).canonicalize().unwrap();
+        table.push_str(&format!(
+            "    ({:?}, include_str!({:?})),\n",
+            file.display().to_string(),
+            absolute.display().to_string()
+        ));
+    }
+    table.push_str("];\n");
+    std::fs::write(out_dir.join("vendored.rs"), table).unwrap();
 }
 
 /// The engine the binary will run (with its instance pool), when it runs where it is built;

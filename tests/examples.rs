@@ -1,8 +1,9 @@
 //! The example plugins in C, JavaScript and Python (`examples/plugins/`), built from source
 //! with their own toolchains, pass their own cases and run through the chain beside the
-//! built-ins; `acp-gate plugin new` makes a project in each language that builds and passes
-//! its own test. A missing toolchain fails these tests: scripts/install-plugin-toolchains.sh
-//! installs every one.
+//! built-ins; `acp-gate plugin new` makes a project in each language that builds, passes its
+//! own test, and denies a `git commit` without a ticket however an agent spells it (Rust with
+//! acp-gate's vendored SDK and shell crates, the others with the host's `shell` import). A
+//! missing toolchain fails these tests: scripts/install-plugin-toolchains.sh installs every one.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -385,7 +386,8 @@ expect = "allow"
     );
 }
 
-/// `acp-gate plugin new --lang LANG` -> its build.sh -> `acp-gate plugin test` on its cases.
+/// `acp-gate plugin new --lang LANG` -> its build.sh -> `acp-gate plugin test` on its cases ->
+/// its handlers.toml snippet in a chain, deciding `git commit` in the spellings an agent uses.
 fn new_plugin_builds_and_passes_its_own_test(lang: &str) {
     let sandbox = Sandbox::new();
     let dir = sandbox.root.join(format!("new-{lang}"));
@@ -403,14 +405,34 @@ fn new_plugin_builds_and_passes_its_own_test(lang: &str) {
         "",
     );
     assert!(output.status.success(), "{}", stderr(&output));
-    for file in [
-        "CASES.toml",
-        "handlers.toml",
-        "README.md",
-        "build.sh",
-        "wit/world.wit",
-    ] {
+    let own: &[&str] = match lang {
+        // acp-gate's own crates, vendored: the very sources this binary's built-ins use.
+        "rust" => &[
+            "Cargo.lock",
+            "vendor/acp-gate/wit/plugin.wit",
+            "vendor/acp-gate/plugins/sdk/src/sensitive.rs",
+            "vendor/acp-gate/plugins/shell/src/walk.rs",
+        ],
+        _ => &["wit/world.wit", "wit/deps/acp-gate-plugin/plugin.wit"],
+    };
+    for file in ["CASES.toml", "handlers.toml", "README.md", "build.sh"]
+        .iter()
+        .chain(own)
+    {
         assert!(dir.join(file).is_file(), "{lang}: no {file}");
+    }
+    if lang == "rust" {
+        for file in [
+            "plugins/shell/src/walk.rs",
+            "plugins/sdk/src/sensitive.rs",
+            "wit/plugin.wit",
+        ] {
+            assert_eq!(
+                std::fs::read_to_string(dir.join("vendor/acp-gate").join(file)).unwrap(),
+                std::fs::read_to_string(repo().join(file)).unwrap(),
+                "{file}"
+            );
+        }
     }
     let wasm = dir.join(format!("{name}.wasm"));
     // Rust templates share one target directory across runs, to build their crates once.
@@ -422,22 +444,42 @@ fn new_plugin_builds_and_passes_its_own_test(lang: &str) {
         &[("CARGO_TARGET_DIR", &target)],
     );
 
+    let cases = std::fs::read_to_string(dir.join("CASES.toml")).unwrap();
+    let count = cases.matches("[[case]]").count();
+    assert!(count >= 15, "{count} cases");
     let (lines, summary, code) = plugin_test(&sandbox, &wasm, &dir.join("CASES.toml"), &[]);
     assert_eq!(code, 0, "{lang}: {lines:#?}");
-    assert_eq!(summary, json!({ "passed": 4, "failed": 0 }), "{lang}");
+    assert_eq!(summary, json!({ "passed": count, "failed": 0 }), "{lang}");
 
-    // Its handlers.toml snippet loads as written (plugin beside it), inline test included.
-    let (lines, output) = sandbox.check(
-        Some(&dir.join("handlers.toml")),
-        &[claude_bash("make deploy", "make deploy")],
-    );
+    // Its handlers.toml snippet loads as written (plugin beside it), inline tests included,
+    // and denies a commit without a ticket however the agent spells it.
+    let spellings = [
+        ("git -C . commit -m 'fix the build'", "deny"),
+        ("/usr/bin/git commit -m wip", "deny"),
+        ("bash -c 'git commit -m wip'", "deny"),
+        ("git add -A && git commit -am wip && git push", "deny"),
+        ("env GIT_AUTHOR_NAME=bot git commit -m wip", "deny"),
+        ("sudo -u dev git commit --message=wip", "deny"),
+        ("(cd sub; git commit -m \"wip\")", "deny"),
+        ("git commit -m 'ABC-123 fix the build'", "abstain"),
+        ("git commit -m \"$(cat msg)\"", "ask"),
+        ("git status", "abstain"),
+    ];
+    let requests: Vec<Value> = spellings.iter().map(|(c, _)| claude_bash(c, c)).collect();
+    let (lines, output) = sandbox.check(Some(&dir.join("handlers.toml")), &requests);
     assert!(output.status.success(), "{lang}: {}", stderr(&output));
-    assert_eq!(
-        verdict_of(&lines[0], &name)["verdict"],
-        "ask",
+    assert!(
+        stderr(&output).contains("inline tests: 2 tests of 1 handler passed"),
         "{}",
-        lines[0]
+        stderr(&output)
     );
+    for ((command, expected), line) in spellings.iter().zip(&lines) {
+        let verdict = &verdict_of(line, &name)["verdict"];
+        assert_eq!(verdict, expected, "{lang}: {command}: {line}");
+        if *expected == "deny" {
+            assert_eq!(line["decision"], "deny", "{lang}: {command}");
+        }
+    }
 }
 
 #[test]

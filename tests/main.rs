@@ -12,6 +12,7 @@ mod examples;
 mod hooks;
 mod orchestrator;
 mod plugin_cmd;
+mod policy_check;
 mod policy_formats;
 mod policy_rules;
 mod prepared;

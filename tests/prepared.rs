@@ -136,12 +136,10 @@ fn a_failing_example_stops_the_handler_at_load_naming_the_rule() {
         r#"match = ["cargo build"]"#,
     );
     let handlers = sandbox.write("p/handlers.toml", &broken);
-    let cache = sandbox.root.join("cache");
-    let (lines, output) = sandbox.check_cached(
-        &cache,
-        &["--handlers", &handlers.display().to_string()],
-        &[claude_bash("cargo test", "cargo test")],
-    );
+    let (lines, output) =
+        sandbox.check(Some(&handlers), &[claude_bash("cargo test", "cargo test")]);
+    // The decision is made (the handler counts as its on_error), and `check` fails.
+    assert_eq!(output.status.code(), Some(1));
     let error = stderr(&output);
     assert!(
         error.contains("handler `team`")

@@ -13,6 +13,37 @@ struct PageAligned<T: ?Sized>(T);
 /// The default chain's `handlers.toml`, shown by `acp-gate check` as `<builtin>`.
 pub const DEFAULT_CHAIN: &str = include_str!("default-chain.toml");
 
+/// What each built-in plugin is for, in a sentence: the one place it is said. `acp-gate chain`
+/// shows it beside each handler that runs the plugin, and README.md's table of the built-in
+/// handlers carries the same sentences (a test compares them).
+pub const PURPOSES: &[(&str, &str)] = &[
+    (
+        "path-validator",
+        "judges every path a request touches: inside the workspace allowed; outside it, writes, deletes and moves denied and reads asked; secrets (keys, credentials, `.env*`) denied for any access and files that run code later (shell start-up files, `.git/hooks`, agents' settings, acp-gate's own files) for writes, wherever they are; symlinks and case folding resolved by the host",
+    ),
+    (
+        "dangerous-command",
+        "judges every shell command, read as a shell reads it (through `&&`, pipes, subshells, `bash -c`, `sudo`, `env`, `timeout`, `xargs`, quoting): known-safe development commands allowed, dangerous ones denied with the reason (`rm -rf ~`, `curl … | sh`, force pushes, history rewrites), what it does not fully understand asked",
+    ),
+    (
+        "mode-guard",
+        "judges switches of the session's mode: into a mode in which the agent stops asking (`bypassPermissions`, `yolo`, `full-access`, unknown modes) asked, into one in which it keeps asking (`default`, `plan`, `read-only`) allowed",
+    ),
+    (
+        "org-policy",
+        "decides by the rules written in its config (`[[handler.config.rules]]`: command prefixes, regexes, path globs, tool kinds and names, each with examples checked at load); with none, as the default chain's `builtin-policy`, it has no opinion on anything and is never run: your rules go in a handler of your own with `plugin = \"builtin:org-policy\"`",
+    ),
+    (
+        "acpx-policy",
+        "acpx's permission policy (`--permission-policy`: autoApprove, autoDeny, escalate, defaultAction), decided as acpx decides it",
+    ),
+];
+
+/// What the built-in plugin `name` is for ([`PURPOSES`]).
+pub fn purpose(name: &str) -> Option<&'static str> {
+    PURPOSES.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+}
+
 /// The canonical name of a built-in plugin, if there is one called `name`.
 pub fn find(name: &str) -> Option<&'static str> {
     EMBEDDED.iter().map(|(n, ..)| *n).find(|n| *n == name)
@@ -51,4 +82,15 @@ fn embedded(
     EMBEDDED
         .iter()
         .find(|(_, bytes, ..)| std::ptr::eq(*bytes, component) || *bytes == component)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_built_in_plugin_says_what_it_is_for() {
+        for name in super::names() {
+            assert!(super::purpose(name).is_some(), "`{name}` has no purpose");
+        }
+        assert_eq!(super::PURPOSES.len(), super::names().len());
+    }
 }

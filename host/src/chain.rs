@@ -162,13 +162,63 @@ struct Handler {
 
 /// A handler's plugin, as the chain holds it.
 enum Plugin {
-    Loaded(LoadedPlugin),
+    /// Loaded and prepared, and where it came from.
+    Loaded(LoadedPlugin, Box<Origin>),
     /// It failed to load: its `on_error` verdict counts on every request it applies to.
-    Failed(Failure),
-    /// Not loaded: a chain loaded for some requests only ([`Chain::load_for`]) leaves out the
+    Failed(String),
+    /// Not loaded: a chain assembled for some requests only ([`Chain::assemble`]) leaves out the
     /// handlers no such request is for, as its `applies_to` says (no interest known), or as
     /// the interest its plugin declared for its config says (kept from an earlier load).
     Unneeded(Option<Interest>),
+}
+
+/// Where a loaded handler's plugin came from and what was checked on the way: what
+/// `plugin validate --resolve` and `acp-gate chain` show.
+#[derive(Debug, Clone, Serialize)]
+pub struct Origin {
+    /// `built in`, a file, `the local store`, a registry, an image layout.
+    pub from: String,
+    /// The OCI manifest's digest, for a distributed plugin.
+    pub manifest_digest: Option<String>,
+    /// The component's sha256 (what a `sha256` pin holds).
+    pub component_sha256: String,
+    /// The trusted key that signed it, when the trust policy asked.
+    pub signed_by: Option<String>,
+}
+
+/// What the inline `[[handler.test]]` entries of a policy found when it was loaded. A test of a
+/// handler that did not load fails, whatever it expected (its `on_error` is not the verdict it
+/// tests); those failures come first, with the load error.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct InlineTests {
+    pub run: usize,
+    pub passed: usize,
+    /// How many handlers have tests.
+    pub handlers: usize,
+    pub failures: Vec<TestFailure>,
+}
+
+/// One failed inline test (or every test of a handler that did not load).
+#[derive(Debug, Clone, Serialize)]
+pub struct TestFailure {
+    pub handler: String,
+    /// What failed, naming the file, line, handler and test.
+    pub message: String,
+}
+
+impl InlineTests {
+    /// `3 tests of 2 handlers passed`, or `1 of 3 tests of 2 handlers passed; 2 failed`.
+    pub fn summary(&self) -> String {
+        let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+        let (tests, handlers) = (plural(self.run, "test"), plural(self.handlers, "handler"));
+        match self.run - self.passed {
+            0 => format!("{tests} of {handlers} passed"),
+            failed => format!(
+                "{} of {tests} of {handlers} passed; {failed} failed",
+                self.passed
+            ),
+        }
+    }
 }
 
 /// The loaded policy: every handler's plugin pre-linked, ready to decide.
@@ -182,35 +232,40 @@ pub struct Chain {
     queue: tokio::sync::Semaphore,
     pub sources: Vec<(Tier, std::path::PathBuf)>,
     pub notices: Vec<String>,
+    /// What the inline tests found at load.
+    pub tests: InlineTests,
 }
 
 impl Chain {
-    /// Loads every handler's plugin, prepares it for its config (once, in the places of
-    /// `test_ctx`: see `runtime::prepare`) and runs the inline tests. A plugin that fails to
-    /// load (bad pin, forbidden import, not a component, a config it refuses) is kept as failed: it yields its `on_error`
-    /// verdict at every request, and the failure is in `notices`. A failing inline test, and
-    /// a failed plugin that has tests, stop the load.
+    /// [`Chain::assemble`], refused when an inline test failed: what every session runs on.
     pub async fn load(
         runtime: Arc<Runtime>,
         policy: Policy,
         test_ctx: &SessionContext,
     ) -> Result<Chain> {
-        Chain::load_for(runtime, policy, test_ctx, None).await
+        Chain::assemble(runtime, policy, test_ctx, None)
+            .await
+            .checked()
     }
 
-    /// [`Chain::load`], for `requests` only when given (a process that decides those and
-    /// exits): a handler that would abstain on every one of them unseen is not loaded. That
-    /// is one none of them is of a kind of its `applies_to`, or (when an earlier load kept
-    /// what its plugin's `prepare` said, for the same plugin, config, grants and places) one
-    /// outside the interest its plugin declared. A handler with inline tests is loaded
-    /// either way (its tests run). Deciding a request it left out of is a refusal, never a
-    /// guess: the handler counts as failed.
-    pub async fn load_for(
+    /// Loads every handler's plugin, prepares it for its config (once, in the places of
+    /// `test_ctx`: see `runtime::prepare`) and runs the inline tests into [`Chain::tests`]. A
+    /// plugin that fails to load (bad pin, forbidden import, not a component, a config it
+    /// refuses) is kept as failed: it yields its `on_error` verdict at every request, and the
+    /// failure is in `notices` and [`Chain::load_failures`].
+    ///
+    /// With `requests` (a process that decides those and exits), a handler that would abstain
+    /// on every one of them unseen is not loaded. That is one none of them is of a kind of its
+    /// `applies_to`, or (when an earlier load kept what its plugin's `prepare` said, for the
+    /// same plugin, config, grants and places) one outside the interest its plugin declared. A
+    /// handler with inline tests is loaded either way (its tests run). Deciding a request it
+    /// left out of is a refusal, never a guess: the handler counts as failed.
+    pub async fn assemble(
         runtime: Arc<Runtime>,
         policy: Policy,
         test_ctx: &SessionContext,
         requests: Option<&[ToolRequest]>,
-    ) -> Result<Chain> {
+    ) -> Chain {
         let mut notices = policy.notices;
         notices.extend(runtime.notice.clone());
         let mut handlers = Vec::new();
@@ -226,15 +281,16 @@ impl Chain {
                     let managed = policy.cache_dir.is_some();
                     match load_handler(&runtime, &spec, trust, managed, test_ctx, only_for).await {
                         Ok(plugin) => plugin,
-                        Err(error) => Plugin::Failed(Failure::Load(
-                            crate::config::place_config_error(&spec, &format!("{error:#}")),
+                        Err(error) => Plugin::Failed(crate::config::place_config_error(
+                            &spec,
+                            &format!("{error:#}"),
                         )),
                     }
                 }
             };
-            if let Plugin::Failed(Failure::Load(error)) = &plugin {
+            if let Plugin::Failed(error) = &plugin {
                 notices.push(format!(
-                    "handler `{}` ({}:{}) failed to load and counts as {:?} on every request: {error}",
+                    "handler `{}` ({}:{}) failed to load and counts as {} on every request: {error}",
                     spec.name,
                     spec.file.display(),
                     spec.line,
@@ -244,43 +300,115 @@ impl Chain {
             handlers.push(Handler { spec, plugin });
         }
         let parallel = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let chain = Chain {
+        let mut chain = Chain {
             runtime,
             handlers,
             default: policy.default,
             queue: tokio::sync::Semaphore::new(parallel * 2),
             sources: policy.sources,
             notices,
+            tests: InlineTests::default(),
         };
-        chain.run_inline_tests(test_ctx).await?;
-        Ok(chain)
+        chain.tests = chain.run_inline_tests(test_ctx).await;
+        chain
     }
 
-    async fn run_inline_tests(&self, ctx: &SessionContext) -> Result<()> {
+    /// The chain, or an error listing every failed inline test (those of handlers that did
+    /// not load first) and how many passed.
+    pub fn checked(self) -> Result<Chain> {
+        if self.tests.failures.is_empty() {
+            return Ok(self);
+        }
+        let failures: Vec<&str> = (self.tests.failures.iter())
+            .map(|f| f.message.as_str())
+            .collect();
+        bail!("{}:\n  {}", self.tests.summary(), failures.join("\n  "))
+    }
+
+    /// The decision when every handler abstains.
+    pub fn default_verdict(&self) -> Verdict {
+        self.default
+    }
+
+    /// Every handler in chain order, with where its plugin came from or why it did not load.
+    pub fn handlers(&self) -> impl Iterator<Item = (&HandlerSpec, Result<&Origin, &str>)> {
+        (self.handlers.iter()).map(|h| {
+            let loaded = match &h.plugin {
+                Plugin::Loaded(_, origin) => Ok(&**origin),
+                Plugin::Failed(error) => Err(error.as_str()),
+                Plugin::Unneeded(_) => Err("not loaded: the chain was loaded for other requests"),
+            };
+            (&h.spec, loaded)
+        })
+    }
+
+    /// The handlers whose plugin did not load, and why: each counts as its `on_error` on every
+    /// request.
+    pub fn load_failures(&self) -> impl Iterator<Item = (&HandlerSpec, &str)> {
+        self.handlers()
+            .filter_map(|(spec, loaded)| Some((spec, loaded.err()?)))
+    }
+
+    async fn run_inline_tests(&self, ctx: &SessionContext) -> InlineTests {
+        let mut report = InlineTests::default();
+        let mut unloaded = Vec::new();
+        let mut failed = Vec::new();
         for (index, handler) in self.handlers.iter().enumerate() {
-            for (number, test) in handler.spec.tests.iter().enumerate() {
-                let location = format!("{}:{}", handler.spec.file.display(), test.line);
-                let trace = self
-                    .run_case(index, &test.request, ctx)
-                    .await
-                    .with_context(|| location.clone())?;
-                if trace.verdict != test.expect {
-                    let why = trace
-                        .error
-                        .map(|e| e.to_string())
-                        .or(trace.reason)
-                        .map(|r| format!(" ({r})"))
-                        .unwrap_or_default();
-                    bail!(
-                        "{location}: handler `{}` test[{number}]: expected {}, got {}{why}",
-                        handler.spec.name,
-                        test.expect,
-                        trace.verdict
-                    );
+            let spec = &handler.spec;
+            if spec.tests.is_empty() {
+                continue;
+            }
+            report.handlers += 1;
+            report.run += spec.tests.len();
+            if let Plugin::Failed(error) = &handler.plugin {
+                let lines: Vec<String> = spec.tests.iter().map(|t| t.line.to_string()).collect();
+                let (tests, s) = match lines.len() {
+                    1 => ("its test fails".to_owned(), ""),
+                    n => (format!("its {n} tests fail"), "s"),
+                };
+                let message = format!(
+                    "{}:{}: handler `{}` did not load, so {tests} (line{s} {}): {error}",
+                    spec.file.display(),
+                    spec.line,
+                    spec.name,
+                    lines.join(", "),
+                );
+                unloaded.push(TestFailure {
+                    handler: spec.name.clone(),
+                    message,
+                });
+                continue;
+            }
+            for (number, test) in spec.tests.iter().enumerate() {
+                let location = format!("{}:{}", spec.file.display(), test.line);
+                let what = format!("{location}: handler `{}` test[{number}]", spec.name);
+                let mut fail = |message: String| {
+                    failed.push(TestFailure {
+                        handler: spec.name.clone(),
+                        message,
+                    })
+                };
+                match self.run_case(index, &test.request, ctx).await {
+                    Err(error) => fail(format!("{what}: {error:#}")),
+                    Ok(trace) if trace.verdict != test.expect => {
+                        let why = trace
+                            .error
+                            .map(|e| e.to_string())
+                            .or(trace.reason)
+                            .map(|r| format!(" ({r})"))
+                            .unwrap_or_default();
+                        fail(format!(
+                            "{what}: expected {}, got {}{why}",
+                            test.expect, trace.verdict
+                        ));
+                    }
+                    Ok(_) => report.passed += 1,
                 }
             }
         }
-        Ok(())
+        report.failures = unloaded;
+        report.failures.append(&mut failed);
+        report
     }
 
     /// Runs one test case on the handler at `index` alone: what inline `[[handler.test]]`
@@ -350,10 +478,10 @@ impl Chain {
     ) -> HandlerTrace {
         let spec = &handler.spec;
         let (outcome, logs, elapsed) = match &handler.plugin {
-            Plugin::Failed(load_error) => (Err(load_error.clone()), Vec::new(), 0),
+            Plugin::Failed(load_error) => (Err(Failure::Load(load_error.clone())), Vec::new(), 0),
             // Outside what its `prepare` declared at load: it would abstain (the default
             // chain's empty org-policy on anything, the path validator without paths).
-            Plugin::Loaded(plugin) if !plugin.interest.covers(request) => {
+            Plugin::Loaded(plugin, _) if !plugin.interest.covers(request) => {
                 (Ok(Ruling::ABSTAIN), Vec::new(), 0)
             }
             Plugin::Unneeded(Some(interest)) if !interest.covers(request) => {
@@ -363,7 +491,7 @@ impl Chain {
                 let why = "not loaded: the chain was loaded for other requests".to_owned();
                 (Err(Failure::Load(why)), Vec::new(), 0)
             }
-            Plugin::Loaded(plugin) => {
+            Plugin::Loaded(plugin, _) => {
                 let evaluation = batch
                     .evaluate(plugin, request, &spec.config_json, spec.limits)
                     .await;
@@ -460,6 +588,12 @@ async fn load_handler(
     let (label, resolved) = resolve_plugin(spec, trust).await?;
     let component = &resolved.component;
     let digest = component_digest(component);
+    let origin = Origin {
+        from: resolved.from.clone(),
+        manifest_digest: resolved.manifest_digest.clone(),
+        component_sha256: digest.clone(),
+        signed_by: resolved.signed_by.clone(),
+    };
     let key = PrepareKey::new(&digest, &spec.grants, &spec.config_json, ctx);
     let pinned = spec
         .sha256
@@ -483,7 +617,7 @@ async fn load_handler(
         spec.limits,
         from_cache,
     );
-    Ok(Plugin::Loaded(prepared.await?))
+    Ok(Plugin::Loaded(prepared.await?, Box::new(origin)))
 }
 
 #[cfg(test)]

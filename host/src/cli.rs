@@ -38,6 +38,9 @@ enum Command {
     },
     /// Decide recorded `session/request_permission` requests offline and show each handler's verdict.
     Check(cmd::check::CheckArgs),
+    /// Show the chain that applies here: each layer's file, each handler with its plugin,
+    /// control, on_error, kinds and grants, what the built-in ones are for, whether it loads.
+    Chain(cmd::chain::ChainArgs),
     /// List the sessions `run --session NAME` named, to resume them (`run --resume NAME`).
     Sessions(cmd::sessions::SessionsArgs),
     /// List the asks nobody could answer (open ones), to grant them on a resume
@@ -75,6 +78,7 @@ pub fn main() -> ExitCode {
     if matches!(
         cli.command,
         Command::Check(_)
+            | Command::Chain(_)
             | Command::Plugin(_)
             | Command::Sessions(_)
             | Command::Escalations(_)
@@ -102,6 +106,7 @@ pub fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Check(args) => cmd::check::check(args).await,
+            Command::Chain(args) => cmd::chain::chain(args).await,
             Command::Run(args) => cmd::run::run(args).await,
             Command::Proxy(args) => cmd::proxy::proxy(args).await,
             Command::Sessions(args) => cmd::sessions::sessions(args),

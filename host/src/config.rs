@@ -818,7 +818,9 @@ fn handler_spec(
             return source.error(
                 entry.plugin.span(),
                 &key("sha256"),
-                "an org file must pin every plugin file by sha256",
+                format!(
+                    "an org file must pin every plugin file by sha256: add the `sha256 = \"…\"` line that `acp-gate plugin hash {plugin}` prints"
+                ),
             );
         }
         None => None,

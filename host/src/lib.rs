@@ -82,30 +82,56 @@ impl LoadOptions {
 }
 
 /// Reads the layered `handlers.toml` files (or the built-in default chain), loads every plugin
-/// and runs the inline tests: the one way every command gets its [`Chain`].
+/// and runs the inline tests: the one way every command gets its [`Chain`]. A failing inline
+/// test is an error; a plugin that does not load is not (it counts as its handler's
+/// `on_error`), but is in [`Chain::load_failures`].
 pub async fn load_chain(options: &LoadOptions) -> Result<Chain> {
-    load(options, Serving::Many, None).await
+    assemble(
+        &layer_paths(options)?,
+        &options.workspace,
+        Serving::Many,
+        None,
+    )
+    .await?
+    .checked()
 }
 
 /// [`load_chain`] for a process that decides `requests` and exits (a hook call): the runtime
 /// is set up for one request, and a handler that would abstain on each of them unseen is not
-/// loaded ([`Chain::load_for`]). The chain decides those requests as the whole one does.
+/// loaded ([`Chain::assemble`]). The chain decides those requests as the whole one does.
 pub async fn load_chain_for(options: &LoadOptions, requests: &[ToolRequest]) -> Result<Chain> {
-    load(options, Serving::One, Some(requests)).await
+    let layers = layer_paths(options)?;
+    assemble(&layers, &options.workspace, Serving::One, Some(requests))
+        .await?
+        .checked()
 }
 
-async fn load(
-    options: &LoadOptions,
-    serving: Serving,
-    requests: Option<&[ToolRequest]>,
-) -> Result<Chain> {
+/// Where `options` find the policy's layers.
+pub fn layer_paths(options: &LoadOptions) -> Result<LayerPaths> {
     let mut layers = LayerPaths::discover(
         options.org_handlers.as_deref(),
         options.handlers.as_deref(),
         &options.workspace,
     )?;
     layers.permission_policy = options.permission_policy.clone();
-    let policy = config::load(&layers)?;
+    Ok(layers)
+}
+
+/// The chain of `layers` as a session in `workspace` would load it, its inline tests run and
+/// reported in [`Chain::tests`] instead of refused: what `load_chain` checks, and what the
+/// commands that report on a policy (`plugin validate --resolve`, `chain`) show whole.
+pub async fn assemble_chain(layers: &LayerPaths, workspace: &std::path::Path) -> Result<Chain> {
+    assemble(layers, workspace, Serving::Many, None).await
+}
+
+/// [`assemble_chain`] with the runtime set up for `serving`, for `requests` only when given.
+async fn assemble(
+    layers: &LayerPaths,
+    workspace: &std::path::Path,
+    serving: Serving,
+    requests: Option<&[ToolRequest]>,
+) -> Result<Chain> {
+    let policy = config::load(layers)?;
     // A managed install's cache serves the plugins the org file pins; nothing else does.
     let managed = policy.cache_dir.clone().map(|dir| Managed {
         dir,
@@ -126,6 +152,6 @@ async fn load(
         precompile: false,
     };
     let runtime = Runtime::serving(dirs, serving)?;
-    let ctx = SessionContext::for_workspace("inline-test", &options.workspace);
-    Chain::load_for(runtime, policy, &ctx, requests).await
+    let ctx = SessionContext::for_workspace("inline-test", workspace);
+    Ok(Chain::assemble(runtime, policy, &ctx, requests).await)
 }

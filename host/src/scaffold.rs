@@ -1,6 +1,8 @@
 //! `acp-gate plugin new`: a plugin project written from the templates in
 //! `examples/plugins/templates/` (source, build script, CASES.toml, handlers.toml snippet),
-//! which builds and passes its own test.
+//! which builds and passes its own test. A Rust project gets acp-gate's SDK and shell crates
+//! vendored (the sources this binary's built-ins were built from); the other languages get the
+//! WIT, whose `shell` import has the host read commands for them.
 
 use std::path::PathBuf;
 
@@ -33,8 +35,16 @@ macro_rules! template {
     };
 }
 
-/// The files every template has: the plugin's world, its cases, a handlers.toml snippet.
+/// The files every template has: its cases, a handlers.toml snippet, a README.
 const COMMON: &[TemplateFile] = &[
+    template!("common", "CASES.toml"),
+    template!("common", "handlers.toml"),
+    template!("common", "README.md"),
+];
+
+/// What a plugin built by its language's toolchain from WIT imports: its world, and
+/// acp-gate's contract beside it.
+const WIT: &[TemplateFile] = &[
     (
         "wit/world.wit",
         include_str!("../../examples/plugins/templates/common/world.wit"),
@@ -43,10 +53,15 @@ const COMMON: &[TemplateFile] = &[
         "wit/deps/acp-gate-plugin/plugin.wit",
         include_str!("../../wit/plugin.wit"),
     ),
-    template!("common", "CASES.toml"),
-    template!("common", "handlers.toml"),
-    template!("common", "README.md"),
 ];
+
+// `VENDORED`: the SDK and shell crates' sources, their WIT, and the plugins' workspace
+// manifest and lock, as built into this binary (see `build.rs`).
+include!(concat!(env!("OUT_DIR"), "/vendored.rs"));
+
+/// Where a Rust project keeps the vendored sources: the repository's own layout beneath it, so
+/// that the SDK finds its WIT where it does in the repository (`../../wit`).
+const VENDOR: &str = "vendor/acp-gate";
 
 impl Lang {
     fn files(self) -> &'static [TemplateFile] {
@@ -69,13 +84,59 @@ impl Lang {
         }
     }
 
+    /// The files of the project beyond the template's own: for Rust, acp-gate's crates
+    /// vendored with their lock; for the others, the WIT their toolchain builds from.
+    fn support(self) -> Vec<(String, String)> {
+        match self {
+            Lang::Rust => {
+                let mut files: Vec<(String, String)> = VENDORED
+                    .iter()
+                    .filter(|(path, _)| !path.starts_with("plugins/Cargo."))
+                    .map(|(path, text)| (format!("{VENDOR}/{path}"), (*text).to_owned()))
+                    .collect();
+                files.push((
+                    "Cargo.lock".to_owned(),
+                    vendored("plugins/Cargo.lock").to_owned(),
+                ));
+                files
+            }
+            Lang::C | Lang::Js | Lang::Python => WIT
+                .iter()
+                .map(|(path, text)| ((*path).to_owned(), (*text).to_owned()))
+                .collect(),
+        }
+    }
+
     /// The grants the built component needs (see `acp-gate plugin inspect`).
     fn imports(self) -> &'static str {
         match self {
-            // Rust's standard library on wasm32-wasip2 imports wasi:cli and wasi:io.
+            // Rust's standard library on wasm32-wasip2 imports wasi:cli and wasi:io; the
+            // command is read in the plugin, with the vendored shell crate.
             Lang::Rust => r#"["log", "wasi-cli"]"#,
-            // Built with their WASI imports stubbed or left out: only what world.wit imports.
-            Lang::C | Lang::Js | Lang::Python => r#"["log"]"#,
+            // Built with their WASI imports stubbed or left out: only what world.wit imports
+            // (`shell`: the host reads the command).
+            Lang::C | Lang::Js | Lang::Python => r#"["log", "shell"]"#,
+        }
+    }
+
+    /// How the plugin reads a command, for its README.
+    fn reading(self) -> &'static str {
+        match self {
+            Lang::Rust => {
+                "It reads the command with the crates acp-gate's built-in plugins use, vendored \
+                 under `vendor/acp-gate/` for this acp-gate's version: `acp-gate-plugin` (the \
+                 request, the verdict, the export; `acp_gate_plugin::sensitive`, the \
+                 sensitive-path tables) and `acp-gate-shell` (every simple command of a command \
+                 line, through `&&`, pipes, `bash -c`, quoting and wrappers); `Cargo.lock` pins \
+                 the versions the built-ins are built with. `cargo test` runs its own tests."
+            }
+            Lang::C | Lang::Js | Lang::Python => {
+                "It asks the host to read the command (`acp-gate:plugin/shell`, the `shell` \
+                 grant): the simple commands the built-in plugins see, through `&&`, pipes, \
+                 `bash -c`, quoting and wrappers. `wit/world.wit` lists what the plugin imports; \
+                 `wit/deps/acp-gate-plugin/plugin.wit` is acp-gate's contract, every field \
+                 documented."
+            }
         }
     }
 
@@ -124,6 +185,7 @@ pub fn new(name: &str, lang: Lang, dir: Option<PathBuf>) -> Result<()> {
     }
     let (language, toolchain) = lang.describe();
     let wasm = format!("{name}.wasm");
+    let workspace = workspace_tables();
     let fill = |text: &str| {
         text.replace("{{name}}", name)
             .replace("{{name_snake}}", &name.replace('-', "_"))
@@ -131,15 +193,16 @@ pub fn new(name: &str, lang: Lang, dir: Option<PathBuf>) -> Result<()> {
             .replace("{{lang}}", language)
             .replace("{{imports}}", lang.imports())
             .replace("{{toolchain}}", toolchain)
+            .replace("{{reading}}", lang.reading())
+            .replace("{{workspace}}", &workspace)
     };
     let ignored = format!("{}{wasm}\n", lang.ignored());
-    let files = COMMON
-        .iter()
-        .chain(lang.files())
-        .map(|(path, text)| (*path, fill(text)))
-        .chain([(".gitignore", ignored)]);
+    let files = (COMMON.iter().chain(lang.files()))
+        .map(|(path, text)| ((*path).to_owned(), fill(text)))
+        .chain(lang.support())
+        .chain([(".gitignore".to_owned(), ignored)]);
     for (path, text) in files {
-        let target = dir.join(path);
+        let target = dir.join(&path);
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("{}: cannot create", parent.display()))?;
@@ -158,4 +221,80 @@ pub fn new(name: &str, lang: Lang, dir: Option<PathBuf>) -> Result<()> {
         dir.display()
     );
     Ok(())
+}
+
+/// The text of a vendored file.
+fn vendored(path: &str) -> &'static str {
+    VENDORED
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map_or("", |(_, text)| text)
+}
+
+/// The `[workspace.package]` and `[workspace.dependencies]` tables of acp-gate's plugins'
+/// workspace (`plugins/Cargo.toml`), with paths into the vendored copy: the vendored crates
+/// inherit their settings and dependency versions from them, as they do in the repository.
+fn workspace_tables() -> String {
+    let mut kept = String::new();
+    let mut keep = false;
+    for line in vendored("plugins/Cargo.toml").lines() {
+        if line.starts_with('[') {
+            keep = matches!(
+                line.trim(),
+                "[workspace.package]" | "[workspace.dependencies]"
+            );
+        }
+        if keep {
+            kept.push_str(&line.replace("path = \"", &format!("path = \"{VENDOR}/plugins/")));
+            kept.push('\n');
+        }
+    }
+    format!("{}\n", kept.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rust_project_takes_the_plugins_workspace_settings_with_paths_into_its_vendor_dir() {
+        let manifest = template!("rust", "Cargo.toml").1.replace("{{name}}", "x");
+        let manifest = manifest.replace("{{workspace}}", &workspace_tables());
+        let parsed: toml::Table = toml::from_str(&manifest).unwrap();
+        let workspace = &parsed["workspace"];
+        assert_eq!(
+            workspace["dependencies"]["acp-gate-plugin"]["path"].as_str(),
+            Some("vendor/acp-gate/plugins/sdk")
+        );
+        assert!(workspace["package"]["version"].is_str());
+        // Everything the vendored crates inherit is there.
+        for (path, text) in VENDORED
+            .iter()
+            .filter(|(p, _)| p.ends_with("/Cargo.toml") && *p != "plugins/Cargo.toml")
+        {
+            let member: toml::Table = toml::from_str(text).unwrap();
+            let inherited = member["package"].as_table().unwrap().iter();
+            for (key, _) in inherited.filter(|(_, v)| v.get("workspace").is_some()) {
+                assert!(
+                    workspace["package"].get(key).is_some(),
+                    "{path}: package.{key}"
+                );
+            }
+            for (name, dep) in member
+                .get("dependencies")
+                .and_then(|d| d.as_table())
+                .into_iter()
+                .flatten()
+            {
+                if dep.get("workspace").is_some() {
+                    assert!(
+                        workspace["dependencies"].get(name).is_some(),
+                        "{path}: {name}"
+                    );
+                }
+            }
+        }
+        assert!(vendored("wit/plugin.wit").contains("interface shell"));
+        assert!(vendored("plugins/Cargo.lock").contains("name = \"brush-parser\""));
+    }
 }

@@ -90,6 +90,9 @@ pub fn params(case: &Value) -> Result<Value> {
             format!("{} {}", kind.unwrap_or("read"), path.as_str().unwrap_or(""))
         });
     }
+    if let Some(url) = case.get("url").and_then(Value::as_str) {
+        title.get_or_insert_with(|| url.to_owned());
+    }
     for key in ["content", "old_string", "new_string", "url", "cwd"] {
         if let Some(value) = case.get(key) {
             raw_input.insert(key.into(), value.clone());

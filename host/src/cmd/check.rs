@@ -1,4 +1,6 @@
-//! `acp-gate check`: decide recorded permission requests offline and explain each decision.
+//! `acp-gate check`: decide permission requests offline and explain each decision: recorded
+//! ones (files, stdin) or one written on the command line in the short form of tests
+//! (`--command 'git push'`, `--kind edit --path src/x.rs`, `--url https://…`).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -12,7 +14,8 @@ use crate::audit::AuditLog;
 use crate::chain::{Chain, Decision};
 use crate::exit;
 use crate::record::{CheckLine, Judged, subject};
-use crate::request::{SessionContext, ToolRequest};
+use crate::request::{SessionContext, ToolKind, ToolRequest};
+use crate::shorthand;
 use crate::style::Style;
 use crate::verdict::Verdict;
 
@@ -28,8 +31,78 @@ pub struct CheckArgs {
     pub audit: Option<PathBuf>,
     /// Files holding the params of a `session/request_permission` (or a whole JSON-RPC message);
     /// `-` reads one JSON document per line from stdin.
-    #[arg(required = true, value_name = "REQUEST")]
+    #[arg(value_name = "REQUEST", required_unless_present_any = ["command", "argv", "paths", "url"])]
     pub requests: Vec<PathBuf>,
+    #[command(flatten)]
+    pub short: ShortRequest,
+}
+
+/// A request written on the command line, in the short form of `[[handler.test]]` entries
+/// (see `shorthand`): decided before any REQUEST file.
+#[derive(Args, Default)]
+#[command(next_help_heading = "A request in short form")]
+pub struct ShortRequest {
+    /// A shell command, as an agent's shell tool sends it: `--command 'git push origin main'`.
+    #[arg(long, value_name = "TEXT")]
+    pub command: Option<String>,
+    /// A command as words, run without a shell (Codex, `terminal/create`); takes the rest of
+    /// the line: `--argv rm -rf build`.
+    #[arg(long, num_args = 1.., allow_hyphen_values = true, value_name = "WORD")]
+    pub argv: Option<Vec<String>>,
+    /// The tool kind the agent declares: read, edit, delete, move, search, execute, fetch, ...
+    #[arg(long, value_parser = tool_kind, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// A path the request touches (again for more), relative to the workspace.
+    #[arg(long = "path", value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// A URL to fetch.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// The text an edit writes.
+    #[arg(long, value_name = "TEXT")]
+    pub content: Option<String>,
+    /// The agent's name for the tool (`Bash`, `Write`, `run_shell_command`, ...).
+    #[arg(long, value_name = "NAME")]
+    pub tool: Option<String>,
+}
+
+impl ShortRequest {
+    /// The request as a short-form case, with a label for the output; `None` when no option
+    /// of the short form was given.
+    fn case(&self) -> Option<(String, Value)> {
+        let mut case = serde_json::Map::new();
+        let mut put = |key: &str, value: Option<Value>| {
+            if let Some(value) = value {
+                case.insert(key.to_owned(), value);
+            }
+        };
+        put("command", self.command.clone().map(Value::from));
+        put("argv", self.argv.clone().map(Value::from));
+        put("kind", self.kind.clone().map(Value::from));
+        put("url", self.url.clone().map(Value::from));
+        put("content", self.content.clone().map(Value::from));
+        put("tool", self.tool.clone().map(Value::from));
+        match self.paths.as_slice() {
+            [] => {}
+            [one] => put("path", Some(one.clone().into())),
+            several => put("paths", Some(several.to_vec().into())),
+        }
+        if case.is_empty() {
+            return None;
+        }
+        Some(("command line".to_owned(), Value::Object(case)))
+    }
+}
+
+/// `--kind`: a tool kind as ACP and handlers.toml write it.
+fn tool_kind(text: &str) -> Result<String, String> {
+    match ToolKind::parse(text).as_str() == text {
+        true => Ok(text.to_owned()),
+        false => Err(
+            "kinds: read, edit, delete, move, search, execute, think, fetch, switch_mode, other"
+                .to_owned(),
+        ),
+    }
 }
 
 pub async fn check(args: CheckArgs) -> Result<u8> {
@@ -38,44 +111,66 @@ pub async fn check(args: CheckArgs) -> Result<u8> {
     for notice in &chain.notices {
         eprintln!("acp-gate: {notice}");
     }
+    if chain.tests.run > 0 {
+        eprintln!("acp-gate: inline tests: {}", chain.tests.summary());
+    }
     let audit = args.audit.as_deref().map(AuditLog::open).transpose()?;
     let ctx = SessionContext::for_workspace("check", &options.workspace);
     let mut failed = false;
+    let short = args
+        .short
+        .case()
+        .map(|(label, case)| (label, Ok(Form::Short(case))));
+    let mut documents: Vec<(String, Result<Form>)> = short.into_iter().collect();
     for source in &args.requests {
-        for (label, document) in read_documents(source)? {
-            let result = match document {
-                Ok(message) => decide(&chain, &message, &ctx).await,
-                Err(error) => Err(error),
-            };
-            match result {
-                Ok((request, decision)) => {
-                    let option = decision
-                        .select_option(&request.options)
-                        .map(|o| o.id.clone());
-                    if let Some(audit) = &audit {
-                        audit.record(
-                            &request,
-                            &decision,
-                            option.as_deref().unwrap_or("none (check)"),
-                            None,
-                        )?;
-                    }
-                    print_decision(args.format, &label, &request, &decision, option.as_deref());
+        let read = read_documents(source)?.into_iter();
+        documents.extend(read.map(|(label, document)| (label, document.map(Form::Recorded))));
+    }
+    for (label, document) in documents {
+        let result = match document {
+            Ok(form) => decide(&chain, &form, &ctx).await,
+            Err(error) => Err(error),
+        };
+        match result {
+            Ok((request, decision)) => {
+                let option = decision
+                    .select_option(&request.options)
+                    .map(|o| o.id.clone());
+                if let Some(audit) = &audit {
+                    audit.record(
+                        &request,
+                        &decision,
+                        option.as_deref().unwrap_or("none (check)"),
+                        None,
+                    )?;
                 }
-                Err(error) => {
-                    failed = true;
-                    match args.format {
-                        OutputFormat::Json => println!(
-                            "{}",
-                            json!({ "source": label, "error": format!("{error:#}") })
-                        ),
-                        OutputFormat::Text => eprintln!("acp-gate: {label}: {error:#}"),
-                    }
+                print_decision(args.format, &label, &request, &decision, option.as_deref());
+            }
+            Err(error) => {
+                failed = true;
+                match args.format {
+                    OutputFormat::Json => println!(
+                        "{}",
+                        json!({ "source": label, "error": format!("{error:#}") })
+                    ),
+                    OutputFormat::Text => eprintln!("acp-gate: {label}: {error:#}"),
                 }
             }
         }
     }
-    Ok(if failed { exit::ERROR } else { exit::OK })
+    // A handler that did not load denies (or asks) everything in a session: the policy is
+    // broken, whatever the decisions above say.
+    let broken = chain.load_failures().count();
+    if broken > 0 {
+        eprintln!(
+            "acp-gate: {broken} handler(s) failed to load (see above); `acp-gate plugin validate --resolve FILE` checks a handlers.toml"
+        );
+    }
+    Ok(if failed || broken > 0 {
+        exit::ERROR
+    } else {
+        exit::OK
+    })
 }
 
 /// The JSON documents in `source`: the whole file, or one per line for `-` (stdin).
@@ -98,11 +193,27 @@ fn read_documents(source: &Path) -> Result<Vec<(String, Result<Value>)>> {
     Ok(vec![(label, document)])
 }
 
+/// A request as `check` reads it.
+enum Form {
+    /// Recorded: a `session/request_permission`'s params, or the whole JSON-RPC message.
+    Recorded(Value),
+    /// The short form of tests, from the command line.
+    Short(Value),
+}
+
 async fn decide(
     chain: &Chain,
-    message: &Value,
+    form: &Form,
     ctx: &SessionContext,
 ) -> Result<(ToolRequest, Decision)> {
+    let message = match form {
+        Form::Recorded(message) => message,
+        Form::Short(case) => {
+            let request = shorthand::request(case, ctx)?;
+            let decision = chain.decide(&request).await;
+            return Ok((request, decision));
+        }
+    };
     // A whole JSON-RPC message carries the params under `params`.
     let params = match message.get("method") {
         Some(method) if method != "session/request_permission" => {

@@ -57,7 +57,8 @@ pub async fn demo() -> Result<u8> {
             .to_owned(),
         "  builtin-paths (workspace boundary, sensitive files), builtin-commands (shell commands),"
             .to_owned(),
-        "  builtin-policy (your org's rules; none here).".to_owned(),
+        "  builtin-modes (mode switches) and builtin-policy (rules; none by default, so it never runs)."
+            .to_owned(),
     ];
     banner.push(if interactive {
         "When the chain cannot decide, you are asked.".to_owned()
@@ -111,7 +112,9 @@ pub async fn demo() -> Result<u8> {
             "  every decision is in the audit log: {}",
             client.gate.audit_path().display()
         ),
-        "  gate a real agent:  acp-gate run -- npx @zed-industries/claude-agent-acp".to_owned(),
+        "  gate a real agent:  acp-gate run -- npx -y @zed-industries/claude-agent-acp".to_owned(),
+        "  the chain, explained: acp-gate chain".to_owned(),
+        "  try a request:      acp-gate check --command 'git push --force'".to_owned(),
         "  your own policy:    acp-gate run --handlers handlers.toml -- AGENT".to_owned(),
     ];
     if code != exit::OK && code != exit::ESCALATED {

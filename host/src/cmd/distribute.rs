@@ -1,5 +1,5 @@
-//! `acp-gate plugin push|pull|package|sign|verify|keygen` and `plugin validate --resolve`:
-//! plugins as signed OCI artifacts, in a registry or an image layout for offline sites.
+//! `acp-gate plugin push|pull|package|sign|verify|keygen`: plugins as signed OCI artifacts, in
+//! a registry or an image layout for offline sites.
 
 use std::path::{Path, PathBuf};
 
@@ -8,8 +8,7 @@ use clap::Args;
 
 use super::{read, runtime};
 use crate::args::OutputFormat;
-use crate::chain::load_plugin;
-use crate::config::{self, LayerPaths, PluginRef, Tier};
+use crate::config::PluginRef;
 use crate::distribution::artifact::{Packaged, Signature};
 use crate::distribution::reference::{Location, RegistryRef};
 use crate::distribution::registry::Registry;
@@ -19,7 +18,6 @@ use crate::distribution::{self, Reach, Trust, TrustedKey, layout};
 use crate::exit;
 use crate::resolve::resolve;
 use crate::runtime::WIT_VERSION;
-use crate::style::Style;
 
 #[derive(Args)]
 pub struct PushArgs {
@@ -318,68 +316,5 @@ pub fn keygen(args: KeygenArgs) -> Result<u8> {
         public.display(),
         key.public_key().fingerprint()
     );
-    Ok(exit::OK)
-}
-
-/// `plugin validate --resolve HANDLERS`: every plugin of the file fetched and checked as it
-/// would load (digest pins, signatures, grants, WIT version), read as an org file; nothing
-/// runs. Exit 1 if any would not load.
-pub async fn validate_file(file: &Path, format: OutputFormat) -> Result<u8> {
-    let policy = config::load(&LayerPaths {
-        org: Some(file.to_path_buf()),
-        lower: Vec::new(),
-        permission_policy: None,
-    })?;
-    let runtime = runtime()?;
-    let style = Style::stdout();
-    let mut failed = 0;
-    for spec in policy.handlers.iter().filter(|h| h.tier != Tier::Builtin) {
-        let result = load_plugin(&runtime, spec, policy.trust.as_ref()).await;
-        let (ok, detail) = match &result {
-            Ok((plugin, resolved)) => (
-                true,
-                serde_json::json!({
-                    "from": resolved.from,
-                    "manifest_digest": resolved.manifest_digest,
-                    "component_sha256": plugin.info.digest,
-                    "signed_by": resolved.signed_by,
-                }),
-            ),
-            Err(error) => (false, serde_json::json!({"error": format!("{error:#}")})),
-        };
-        failed += usize::from(!ok);
-        match format {
-            OutputFormat::Json => {
-                let mut line = serde_json::json!({"handler": spec.name, "plugin": spec.plugin.to_string(), "ok": ok});
-                line.as_object_mut()
-                    .expect("an object")
-                    .extend(detail.as_object().expect("an object").clone());
-                println!("{line}");
-            }
-            OutputFormat::Text => match &result {
-                Ok((plugin, resolved)) => println!(
-                    "{} {}  {}  component sha256 {}{}",
-                    style.green("ok"),
-                    spec.name,
-                    resolved.from,
-                    plugin.info.digest,
-                    resolved
-                        .signed_by
-                        .as_ref()
-                        .map(|k| format!(", signed by {k}"))
-                        .unwrap_or_default()
-                ),
-                Err(error) => println!("{} {}  {error:#}", style.red("FAILED"), spec.name),
-            },
-        }
-    }
-    if failed > 0 {
-        if format == OutputFormat::Text {
-            eprintln!(
-                "{failed} plugin(s) would not load: each would count as its handler's on_error"
-            );
-        }
-        return Ok(exit::ERROR);
-    }
     Ok(exit::OK)
 }

@@ -2,6 +2,7 @@
 //! library, returning its exit code.
 
 pub mod audit;
+pub mod chain;
 pub mod check;
 pub mod demo;
 pub mod distribute;

@@ -103,18 +103,31 @@ pub struct NewArgs {
 
 #[derive(Args)]
 pub struct ValidateArgs {
-    /// A plugin component, or with `--resolve` a handlers.toml.
+    /// A plugin component, or with `--resolve` / `--as` a handlers.toml.
     file: PathBuf,
-    /// FILE is a handlers.toml: fetch and check every plugin it names as it would load
-    /// (digest pins, `[trust]` signatures, grants, WIT version), read as an org file; nothing
-    /// runs. Exit 1 if one would not load.
+    /// FILE is a handlers.toml: load every handler as a session would (each plugin fetched and
+    /// checked: digest pins, `[trust]` signatures, grants, WIT version; each config prepared;
+    /// the inline tests run), FILE read as an org file unless `--as` says otherwise. Exit 1
+    /// if a handler would not load or a test fails.
     #[arg(long)]
     resolve: bool,
+    /// FILE is a handlers.toml read as this layer's file (implies `--resolve`): `org` applies
+    /// the org file's own requirements (every plugin pinned by sha256 or digest, `[trust]`).
+    #[arg(long = "as", value_enum, value_name = "LAYER")]
+    layer: Option<Layer>,
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     format: OutputFormat,
     /// The grants its handler would give, comma-separated [default: log,wasi-cli].
-    #[arg(long, value_delimiter = ',', value_name = "GRANTS")]
+    #[arg(long, value_delimiter = ',', value_name = "GRANTS", conflicts_with_all = ["resolve", "layer"])]
     imports: Option<Vec<String>>,
+}
+
+/// Which layer a handlers.toml is checked as.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Layer {
+    Org,
+    Project,
+    User,
 }
 
 pub async fn plugin(command: PluginCommand) -> Result<u8> {
@@ -155,8 +168,9 @@ pub async fn plugin(command: PluginCommand) -> Result<u8> {
         PluginCommand::Sign(args) => return distribute::sign(args).await,
         PluginCommand::Verify(args) => return distribute::verify(args).await,
         PluginCommand::Keygen(args) => return distribute::keygen(args),
-        PluginCommand::Validate(args) if args.resolve => {
-            return distribute::validate_file(&args.file, args.format).await;
+        PluginCommand::Validate(args) if args.resolve || args.layer.is_some() => {
+            return validate_policy(&args.file, args.layer.unwrap_or(Layer::Org), args.format)
+                .await;
         }
         PluginCommand::Validate(args) => {
             let grants = match &args.imports {
@@ -181,9 +195,106 @@ fn parse_grants(names: &[String], key: &str) -> Result<BTreeSet<Grant>> {
         .collect()
 }
 
-/// A runtime with the user's compile cache, for the commands that load one plugin.
 fn label(file: &Path) -> String {
     file.display().to_string()
+}
+
+// ---- acp-gate plugin validate --resolve ----
+
+/// `plugin validate --resolve [--as LAYER] HANDLERS`: the file read as that layer's, beneath it
+/// the built-in chain unless the file removes it, every handler loaded as a session loads it
+/// and the inline tests run. One line per handler of the file (JSON: with its tests), the
+/// failing tests, and what ran. Exit 1 if anything failed.
+async fn validate_policy(file: &Path, layer: Layer, format: OutputFormat) -> Result<u8> {
+    let tier = match layer {
+        Layer::Org => Tier::Org,
+        Layer::Project => Tier::Project,
+        Layer::User => Tier::User,
+    };
+    let layers = LayerPaths {
+        org: (tier == Tier::Org).then(|| file.to_path_buf()),
+        lower: match tier {
+            Tier::Org => Vec::new(),
+            _ => vec![(tier, file.to_path_buf())],
+        },
+        permission_policy: None,
+    };
+    let chain = crate::assemble_chain(&layers, &std::env::current_dir()?).await?;
+    let style = Style::stdout();
+    let tests = &chain.tests;
+    let mut failed = 0;
+    for (spec, loaded) in chain
+        .handlers()
+        .filter(|(spec, _)| spec.tier != Tier::Builtin)
+    {
+        let own_failures: Vec<&str> = (tests.failures.iter())
+            .filter(|f| f.handler == spec.name)
+            .map(|f| f.message.as_str())
+            .collect();
+        let ok = loaded.is_ok() && own_failures.is_empty();
+        failed += usize::from(!ok);
+        if format == OutputFormat::Json {
+            let mut line = serde_json::json!({
+                "handler": spec.name,
+                "plugin": spec.plugin.to_string(),
+                "ok": ok,
+            });
+            let fields = match loaded {
+                Ok(origin) => serde_json::to_value(origin)?,
+                Err(error) => serde_json::json!({ "error": error }),
+            };
+            let object = line.as_object_mut().expect("an object");
+            object.extend(fields.as_object().expect("an object").clone());
+            if !spec.tests.is_empty() {
+                let passed = match loaded {
+                    Ok(_) => spec.tests.len() - own_failures.len(),
+                    Err(_) => 0,
+                };
+                object.insert(
+                    "tests".into(),
+                    serde_json::json!({ "passed": passed, "failed": own_failures }),
+                );
+            }
+            println!("{line}");
+            continue;
+        }
+        match loaded {
+            Ok(origin) => println!(
+                "{} {}  {}  component sha256 {}{}",
+                style.green("ok"),
+                spec.name,
+                origin.from,
+                origin.component_sha256,
+                origin
+                    .signed_by
+                    .as_ref()
+                    .map(|k| format!(", signed by {k}"))
+                    .unwrap_or_default()
+            ),
+            Err(error) => println!("{} {}  {error}", style.red("FAILED"), spec.name),
+        }
+    }
+    if format == OutputFormat::Text {
+        for failure in &tests.failures {
+            println!("{} {}", style.red("FAILED"), failure.message);
+        }
+        if tests.run > 0 {
+            println!("{}", tests.summary());
+        }
+    }
+    let unloaded = chain.load_failures().count();
+    if unloaded > 0 && format == OutputFormat::Text {
+        eprintln!(
+            "{unloaded} handler(s) would not load: each would count as its on_error on every request"
+        );
+    }
+    Ok(
+        if failed > 0 || unloaded > 0 || !tests.failures.is_empty() {
+            exit::ERROR
+        } else {
+            exit::OK
+        },
+    )
 }
 
 // ---- acp-gate plugin precompile ----

@@ -13,6 +13,8 @@ pub enum Grant {
     Log,
     /// `acp-gate:plugin/paths`: host-resolved facts about paths.
     Paths,
+    /// `acp-gate:plugin/shell`: a command line read into its simple commands by the host.
+    Shell,
     /// `wasi:cli/*` and `wasi:io/*`, served empty: no environment, no arguments, no stdin,
     /// output discarded. Language runtimes import these even when they never use them.
     WasiCli,
@@ -25,9 +27,10 @@ pub enum Grant {
 }
 
 impl Grant {
-    pub const ALL: [Grant; 6] = [
+    pub const ALL: [Grant; 7] = [
         Grant::Log,
         Grant::Paths,
+        Grant::Shell,
         Grant::WasiCli,
         Grant::WasiClocks,
         Grant::WasiRandom,
@@ -38,6 +41,7 @@ impl Grant {
         match self {
             Grant::Log => "log",
             Grant::Paths => "paths",
+            Grant::Shell => "shell",
             Grant::WasiCli => "wasi-cli",
             Grant::WasiClocks => "wasi-clocks",
             Grant::WasiRandom => "wasi-random",
@@ -68,6 +72,7 @@ impl Need {
             "acp-gate:plugin/types" => Need::Nothing,
             "acp-gate:plugin/log" => Need::Grant(Grant::Log),
             "acp-gate:plugin/paths" => Need::Grant(Grant::Paths),
+            "acp-gate:plugin/shell" => Need::Grant(Grant::Shell),
             _ if interface.starts_with("wasi:cli/") || interface.starts_with("wasi:io/") => {
                 Need::Grant(Grant::WasiCli)
             }

@@ -6,6 +6,7 @@
 //! - [`grants`]: what a plugin may import (the one place authority is decided);
 //! - [`prepare`]: a handler's config prepared once per load, in a snapshot every instance starts from;
 //! - [`sandbox`]: what an instance owns and the host functions it can call;
+//! - [`shell`]: the `shell` import, a command read with the built-in plugins' shell crate;
 //! - [`wit`]: the generated bindings and the conversions at the WIT boundary.
 
 mod engine;
@@ -14,6 +15,7 @@ pub mod instance;
 pub mod load;
 mod prepare;
 mod sandbox;
+pub mod shell;
 pub mod wit;
 
 use std::path::PathBuf;

@@ -1,5 +1,5 @@
 //! What one plugin instance owns and may reach: its WASI context (empty), its limits, its log,
-//! and the host functions it imports (`log`, `paths`). Everything a sandbox is given is given
+//! and the host functions it imports (`log`, `paths`, `shell`). Everything a sandbox is given is given
 //! in [`SandboxState::new`]; which of it a plugin may import is decided by its grants.
 
 use std::path::{Path, PathBuf};
@@ -10,7 +10,7 @@ use wasmtime::StoreLimitsBuilder;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::wit::{log, paths, types};
+use super::wit::{log, paths, shell, types};
 use super::{Limits, clean};
 
 /// Log lines kept per evaluation.
@@ -45,6 +45,8 @@ impl SandboxState {
     /// - `log`: at most 32 lines of 2000 characters, control characters removed.
     /// - `paths.resolve`: facts about the request's own paths, from its `cwd` and `home`; its
     ///   workspace roots as `roots` first found them.
+    /// - `shell.parse`: a command read in the request's `cwd` and `home`, on a thread of the
+    ///   host's, up to `shell::MAX_COMMAND` bytes (see [`super::shell`]).
     pub(super) fn new(limits: Limits, roots: Arc<crate::paths::Roots>) -> SandboxState {
         SandboxState {
             wasi: WasiCtx::builder().build(),
@@ -107,5 +109,12 @@ impl paths::Host for SandboxState {
             through_symlink: r.through_symlink,
             case_insensitive: r.case_insensitive,
         }
+    }
+}
+
+impl shell::Host for SandboxState {
+    async fn parse(&mut self, command: types::CommandLine) -> Result<shell::Reading, String> {
+        let (home, cwd) = (self.home.display(), self.cwd.display());
+        super::shell::read(command, home.to_string(), cwd.to_string()).await
     }
 }

@@ -12,10 +12,12 @@ pub(super) mod bindings {
         path: "../wit",
         world: "plugin",
         exports: { default: async },
+        // Read on a thread of its own, awaited: the evaluation's wall clock still applies.
+        imports: { "acp-gate:plugin/shell.parse": async },
     });
 }
 
-pub(super) use bindings::acp_gate::plugin::{log, paths, types};
+pub(super) use bindings::acp_gate::plugin::{log, paths, shell, types};
 pub(super) use bindings::{Plugin, PluginIndices};
 
 /// The WIT package version this host implements.

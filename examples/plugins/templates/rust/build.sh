@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds {{wasm}} (Rust; needs `rustup target add wasm32-wasip2`).
+# Builds {{wasm}} (Rust; needs `rustup target add wasm32-wasip2`). Cargo.lock pins the versions
+# acp-gate's built-in plugins are built with; `cargo test` runs the plugin's own tests natively.
 set -euo pipefail
 cd "$(dirname "$0")"
 out="${OUT:-{{wasm}}}"

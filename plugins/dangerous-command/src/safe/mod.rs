@@ -26,6 +26,7 @@ mod env;
 mod files;
 mod git;
 mod git_work;
+mod inline;
 mod js;
 mod python;
 mod scripts;

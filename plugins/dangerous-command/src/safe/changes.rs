@@ -76,7 +76,7 @@ const RM_MKDIR: Program = Program {
     style: Style::Gnu,
 };
 
-fn rm_or_mkdir(judge: &mut Judge, args: &[Arg]) -> bool {
+fn rm_or_mkdir(judge: &mut Judge, name: &str, args: &[Arg]) -> bool {
     let items = parse(args, RM_MKDIR.options, RM_MKDIR.style);
     let plain = items.iter().all(|i| match i {
         Item::Operand(a) => {
@@ -89,7 +89,18 @@ fn rm_or_mkdir(judge: &mut Judge, args: &[Arg]) -> bool {
         }
         _ => true,
     });
-    plain && items.iter().any(|i| matches!(i, Item::Operand(_))) && judge.items(&items, &RM_MKDIR)
+    if !plain || !items.iter().any(|i| matches!(i, Item::Operand(_))) {
+        return false;
+    }
+    if name == "mkdir" {
+        return judge.items(&items, &RM_MKDIR);
+    }
+    // `rm link` deletes the link, not what it leads to.
+    items.iter().all(|i| match i {
+        Item::Operand(a) => judge.change(a, "deletes", Effect::Delete),
+        Item::Option { .. } => true,
+        Item::Unknown(_) | Item::Missing(_) => false,
+    })
 }
 
 /// Options of `cp`, `mv` and `ln` that only choose how the copy, move or link is made.
@@ -383,7 +394,7 @@ fn perl_editing(judge: &mut Judge, args: &[Arg]) -> bool {
 /// The file tools of this module; `None` for another program.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     Some(match name {
-        "rm" | "mkdir" => rm_or_mkdir(judge, args),
+        "rm" | "mkdir" => rm_or_mkdir(judge, name, args),
         "cp" | "mv" | "ln" => copy_move_link(judge, name, args),
         "perl" => return perl(judge, args),
         _ => {

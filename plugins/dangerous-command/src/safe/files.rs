@@ -6,7 +6,7 @@ use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 use acp_gate_shell::programs::CHECKSUMS;
 
-use super::inline::{awk_program_is_pure, sed_script_is_pure};
+use super::inline::{awk_program_is_pure, query_is_pure, sed_script_is_pure};
 use super::{Judge, Program};
 use Value::*;
 
@@ -1174,6 +1174,25 @@ fn awk(judge: &mut Judge, args: &[Arg]) -> bool {
     safe && program.is_some_and(|p| !p.dynamic && awk_program_is_pure(&p.text))
 }
 
+/// Whether the query of a `jq` or `yq` command is in its words (not in a file, `-f`) and reads
+/// only its input.
+fn query_is_read(items: &[Item]) -> bool {
+    let from_file = items.iter().any(|i| {
+        matches!(
+            i,
+            Item::Option {
+                value: PatternFile,
+                ..
+            }
+        )
+    });
+    let query = items.iter().find_map(|i| match i {
+        Item::Operand(a) => Some(a),
+        _ => None,
+    });
+    !from_file && query.is_none_or(|q| !q.dynamic && query_is_pure(&q.text))
+}
+
 /// The reading and text tools; `None` for a name that is none of them.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     match name {
@@ -1203,5 +1222,5 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
         });
     let safe = judge.items(&items, program);
     judge.filtered_trees = false;
-    Some(safe)
+    Some(safe && (!matches!(name, "jq" | "yq") || query_is_read(&items)))
 }

@@ -336,7 +336,7 @@ fn text_output_shows_decision_option_and_each_handler() {
 /// `count` handlers running the built-in dangerous-command checker, named `cmd-N`.
 fn many_handlers(count: usize) -> String {
     (0..count)
-        .map(|n| format!("[[handler]]\nname = \"cmd-{n}\"\nplugin = \"builtin:dangerous-command\"\napplies_to = [\"execute\"]\n\n"))
+        .map(|n| format!("[[handler]]\nname = \"cmd-{n}\"\nplugin = \"builtin:dangerous-command\"\napplies_to = [\"execute\"]\nimports = [\"log\", \"wasi-cli\", \"paths\"]\n\n"))
         .collect()
 }
 

@@ -67,8 +67,12 @@ pub fn evaluate(
     config: &str,
 ) -> Result<sdk::Verdict, String> {
     match plugin {
+        // Both resolve paths through the host import; natively the host's own resolution (what
+        // that import runs) is passed in.
         PluginRef::Builtin("dangerous-command") => {
-            sdk::evaluate_with::<dangerous_command::DangerousCommand>(request, config)
+            let config: dangerous_command::Config = serde_json::from_str(config)
+                .map_err(|e| format!("invalid [handler.config]: {e}"))?;
+            dangerous_command::evaluate_on(request, &config, &host_resolution(request))
         }
         PluginRef::Builtin("acpx-policy") => {
             sdk::evaluate_with::<acpx_policy::AcpxPolicy>(request, config)
@@ -79,23 +83,26 @@ pub fn evaluate(
         PluginRef::Builtin("org-policy") => {
             sdk::evaluate_with::<org_policy::OrgPolicy>(request, config)
         }
-        // Its `Plugin` impl resolves paths through the host import; natively the host's own
-        // resolution (what that import runs) is passed in.
         PluginRef::Builtin("path-validator") => {
             let config: path_validator::Config = serde_json::from_str(config)
                 .map_err(|e| format!("invalid [handler.config]: {e}"))?;
-            let (cwd, home) = (Path::new(&request.cwd), Path::new(&request.home_dir));
-            path_validator::evaluate(request, &config, &|path| {
-                let r = acp_gate::paths::resolve(path, cwd, home);
-                sdk::Resolution {
-                    canonical: r.canonical.display().to_string(),
-                    exists: r.exists,
-                    through_symlink: r.through_symlink,
-                    case_insensitive: r.case_insensitive,
-                }
-            })
+            path_validator::evaluate(request, &config, &host_resolution(request))
         }
         other => Err(format!("no native build of {other}")),
+    }
+}
+
+/// What the `paths.resolve` import answers a plugin judging `request`.
+fn host_resolution(request: &sdk::Request) -> impl Fn(&str) -> sdk::Resolution + '_ {
+    move |path| {
+        let (cwd, home) = (Path::new(&request.cwd), Path::new(&request.home_dir));
+        let r = acp_gate::paths::resolve(path, cwd, home);
+        sdk::Resolution {
+            canonical: r.canonical.display().to_string(),
+            exists: r.exists,
+            through_symlink: r.through_symlink,
+            case_insensitive: r.case_insensitive,
+        }
     }
 }
 

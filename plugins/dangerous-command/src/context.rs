@@ -1,13 +1,43 @@
 //! What the checker knows about a request beyond its command: the home directory, the working
-//! directory, the workspace roots, the config, and the sensitive paths built from them.
+//! directory, the workspace roots, the config, the sensitive paths built from them, and where
+//! a path really leads (the host follows its symlinks: `paths.resolve`).
 
+use std::cell::{OnceCell, RefCell};
+
+use acp_gate_plugin::Resolution;
 use acp_gate_plugin::sensitive::{
     Needs, PathGlob, RUNS_CODE, RUNS_CODE_NEEDS, SECRETS, SECRETS_NEEDS,
 };
 use acp_gate_shell::Command as Invocation;
+use acp_gate_shell::paths::join;
 
 use crate::config::Config;
-use crate::paths::{absolutize, important_root, normalize};
+use crate::paths::{absolutize, important_root, is_same_or_ancestor, normalize};
+
+/// How a path is found on the host: its symlinks followed (the host's `paths.resolve`, or a
+/// stand-in in tests).
+pub type Resolve<'r> = &'r dyn Fn(&str) -> Resolution;
+
+/// The resolver of a checker without a file system: every path is what it says.
+pub fn as_written(path: &str) -> Resolution {
+    Resolution {
+        canonical: normalize(path),
+        exists: false,
+        through_symlink: false,
+        case_insensitive: false,
+    }
+}
+
+/// Where a path named by a command really leads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Real {
+    /// The absolute path with the symlinks on the way followed.
+    pub path: String,
+    /// A symlink was followed: `path` is not the path as written.
+    pub linked: bool,
+    /// The file system holding it compares names ignoring case (`.ENV` is `.env`).
+    pub folded: bool,
+}
 
 /// What the checker knows about the request: where home and the workspace are, and the config.
 pub struct Context<'a> {
@@ -22,6 +52,11 @@ pub struct Context<'a> {
     read_sensitive: std::cell::OnceCell<Vec<PathGlob<'a>>>,
     /// Directories that sensitive files are named under, at any depth. Built when first needed.
     guarded_dirs: std::cell::OnceCell<Vec<&'a str>>,
+    resolve: Resolve<'a>,
+    /// What the host said of each path asked about, so that no path is resolved twice.
+    resolved: RefCell<Vec<(String, Resolution)>>,
+    /// The workspace roots with their symlinks followed. Built when first needed.
+    real_workspaces: OnceCell<Vec<String>>,
 }
 
 impl<'a> Context<'a> {
@@ -30,6 +65,7 @@ impl<'a> Context<'a> {
         cwd: &'a str,
         workspace_roots: &[String],
         config: &'a Config,
+        resolve: Resolve<'a>,
     ) -> Self {
         let mut workspaces: Vec<String> = workspace_roots
             .iter()
@@ -47,6 +83,9 @@ impl<'a> Context<'a> {
             write_sensitive: std::cell::OnceCell::new(),
             read_sensitive: std::cell::OnceCell::new(),
             guarded_dirs: std::cell::OnceCell::new(),
+            resolve,
+            resolved: RefCell::new(Vec::new()),
+            real_workspaces: OnceCell::new(),
         }
     }
 
@@ -118,5 +157,71 @@ impl<'a> Context<'a> {
 
     pub(crate) fn root(&self, abs: &str) -> Option<&'static str> {
         important_root(abs, self.home, &self.workspaces)
+    }
+
+    /// Where `text` leads when `inv` opens it: the symlinks on the way followed, the last one
+    /// too when `last` (a file read or written through a link), not when the command acts on
+    /// the link itself (`rm link`, `mv link x`; `rm -r link/` goes through it). `None` for a
+    /// relative path in an unknown directory.
+    pub(crate) fn real(&self, inv: &Invocation, text: &str, last: bool) -> Option<Real> {
+        let cwd = match inv.cwd.as_str() {
+            "" => self.cwd,
+            cwd => cwd,
+        };
+        self.absolute(inv, text)?;
+        let joined = join(text, self.home, cwd);
+        let (dir, name) = joined.rsplit_once('/').unwrap_or(("", &joined));
+        let follow = last || matches!(name, "" | "." | "..");
+        let found = self.resolution(if follow || dir.is_empty() {
+            &joined
+        } else {
+            dir
+        });
+        let path = if follow || dir.is_empty() {
+            found.canonical
+        } else {
+            format!("{}/{name}", found.canonical.trim_end_matches('/'))
+        };
+        Some(Real {
+            linked: found.through_symlink,
+            folded: found.case_insensitive,
+            path,
+        })
+    }
+
+    /// The host's resolution of the absolute `path`, asked once per request.
+    fn resolution(&self, path: &str) -> Resolution {
+        if let Some((_, known)) = self.resolved.borrow().iter().find(|(p, _)| p == path) {
+            return known.clone();
+        }
+        let found = (self.resolve)(path);
+        self.resolved
+            .borrow_mut()
+            .push((path.to_owned(), found.clone()));
+        found
+    }
+
+    /// Whether the real path `real` is inside a workspace root (itself resolved).
+    pub(crate) fn real_inside(&self, real: &Real) -> bool {
+        let fold = |s: &str| {
+            if real.folded {
+                s.to_lowercase()
+            } else {
+                s.to_owned()
+            }
+        };
+        self.real_workspaces()
+            .iter()
+            .any(|root| is_same_or_ancestor(&fold(root), &fold(&real.path)))
+    }
+
+    /// The workspace roots with their symlinks followed.
+    pub(crate) fn real_workspaces(&self) -> &[String] {
+        self.real_workspaces.get_or_init(|| {
+            self.workspaces
+                .iter()
+                .map(|w| self.resolution(w).canonical)
+                .collect()
+        })
     }
 }

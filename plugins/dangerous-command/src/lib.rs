@@ -35,7 +35,7 @@ use acp_gate_plugin::{Plugin, Request, Verdict};
 use acp_gate_shell::{Note, NoteKind, Reading, read_command};
 
 pub use config::Config;
-use context::Context;
+use context::{Context, Resolve};
 use judgement::{Finding, Judgement, one_per_effect};
 
 /// What the checker reads of a request's command: the shared reading of the shell, the same
@@ -50,8 +50,20 @@ pub fn reading(request: &Request) -> Option<Reading> {
     )
 }
 
-/// Judges the command of one request; requests without a command get `abstain`.
+/// Judges the command of one request as if no path were a symlink (natively, without the
+/// host); requests without a command get `abstain`. The plugin itself runs [`evaluate_on`]
+/// with the host's resolution.
 pub fn evaluate(request: &Request, config: &Config) -> Result<Verdict, String> {
+    evaluate_on(request, config, &context::as_written)
+}
+
+/// Judges the command of one request, with `resolve` telling where the paths it names lead
+/// (the host's `paths.resolve`: symlinks, a case-insensitive file system).
+pub fn evaluate_on(
+    request: &Request,
+    config: &Config,
+    resolve: Resolve,
+) -> Result<Verdict, String> {
     config.validate()?;
     let Some(reading) = reading(request) else {
         return Ok(Verdict::Abstain);
@@ -62,7 +74,7 @@ pub fn evaluate(request: &Request, config: &Config) -> Result<Verdict, String> {
     for text in words.chain(command.shell.as_deref()) {
         invisible_characters(text, &mut findings);
     }
-    Ok(judge(reading, findings, request, config).into_verdict())
+    Ok(judge(reading, findings, request, config, resolve).into_verdict())
 }
 
 /// Applies the rules to every invocation and combines everything into one judgement.
@@ -71,12 +83,14 @@ fn judge(
     mut findings: Vec<Finding>,
     request: &Request,
     config: &Config,
+    resolve: Resolve,
 ) -> Judgement {
     let cx = Context::new(
         &request.home_dir,
         &request.cwd,
         &request.workspace_roots,
         config,
+        resolve,
     );
     findings.extend(
         reading
@@ -138,8 +152,9 @@ pub struct DangerousCommand;
 impl Plugin for DangerousCommand {
     type Config = Config;
 
+    /// Paths are followed through the host (`paths.resolve`, which the handler must grant).
     fn evaluate(request: &Request, config: &Config) -> Result<Verdict, String> {
-        evaluate(request, config)
+        evaluate_on(request, config, &acp_gate_plugin::resolve_path)
     }
 }
 

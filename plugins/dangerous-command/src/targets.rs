@@ -9,22 +9,50 @@ use crate::context::Context;
 use crate::judgement::{Effect, Findings, Level};
 
 /// A file `f`'s command writes, moves or deletes (`how` says how): a network device is a remote
-/// shell, a disk device or another device is denied or asked about, a sensitive path is denied.
+/// shell, a disk device or another device is denied or asked about, a sensitive path is denied;
+/// a symlink on the way is followed (the last one too unless the link itself is deleted or
+/// moved), and where it leads is judged the same.
 pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str, effect: Effect) {
     let Some(text) = target.known() else { return };
     if text.is_empty() || text.contains("://") {
         return;
     }
     let abs = cx.absolute_anywhere(f.inv, text);
-    if network_device(&abs) {
+    let real = cx.real(
+        f.inv,
+        text,
+        !matches!(effect, Effect::Delete | Effect::Move),
+    );
+    let folded = real.as_ref().is_some_and(|r| r.folded);
+    if write_at(f, cx, &abs, folded, &format!("`{text}`"), how, effect) {
+        return;
+    }
+    if let Some(real) = real.filter(|r| r.linked) {
+        let shown = format!("`{}` (through the link `{text}`)", real.path);
+        write_at(f, cx, &real.path, real.folded, &shown, how, effect);
+    }
+}
+
+/// Judges a write of the absolute `abs` (`shown` as the reason names it); whether it found
+/// something.
+fn write_at(
+    f: &mut Findings,
+    cx: &Context,
+    abs: &str,
+    folded: bool,
+    shown: &str,
+    how: &str,
+    effect: Effect,
+) -> bool {
+    if network_device(abs) {
         f.push_about(
             Level::Deny,
             "reverse-shell",
-            format!("{how} a network connection (`{abs}`): a remote shell"),
-            &abs,
+            format!("{how} a network connection ({shown}): a remote shell"),
+            abs,
             effect,
         );
-        return;
+        return true;
     }
     if let Some(device) = abs.strip_prefix("/dev/") {
         let harmless = matches!(
@@ -43,7 +71,7 @@ pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str, eff
             .iter()
             .any(|p| device.starts_with(p));
         if harmless {
-            return;
+            return false;
         }
         let disk = [
             "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "md", "dm-", "loop",
@@ -59,14 +87,14 @@ pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str, eff
         f.push_about(
             level,
             "device-write",
-            format!("{how} the {what} `{abs}`"),
-            &abs,
+            format!("{how} the {what} {shown}"),
+            abs,
             effect,
         );
-        return;
+        return true;
     }
-    let segments = PathSegments::new(&abs, false);
-    if !is_env_template(&abs)
+    let segments = PathSegments::new(abs, folded);
+    if !is_env_template(abs)
         && cx
             .write_sensitive()
             .iter()
@@ -75,11 +103,13 @@ pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str, eff
         f.push_about(
             Level::Deny,
             "sensitive-write",
-            format!("{how} the sensitive path `{text}`"),
-            &abs,
+            format!("{how} the sensitive path {shown}"),
+            abs,
             effect,
         );
+        return true;
     }
+    false
 }
 
 /// `/dev/tcp/HOST/PORT`, `/dev/udp/..`: bash opens a network connection.
@@ -88,32 +118,67 @@ fn network_device(abs: &str) -> bool {
 }
 
 /// A file `f`'s command reads: a network device is a remote shell; a secret or a file in
-/// another user's home is denied.
+/// another user's home is denied, by its name or by where its symlinks lead.
 pub fn read_target(f: &mut Findings, cx: &Context, target: &Arg) {
     let Some(text) = target.known() else { return };
     if text.is_empty() || text.contains("://") {
         return;
     }
     let abs = cx.absolute_anywhere(f.inv, text);
-    let (rule, reason) = if network_device(&abs) {
+    let (rule, reason, about) = if network_device(&abs) {
         (
             "reverse-shell",
             format!("reads from a network connection (`{abs}`): a remote shell"),
+            abs,
         )
     } else if is_secret(cx, f.inv, target) {
         (
             "sensitive-read",
             format!("reads the credential file `{text}`"),
+            abs,
         )
     } else if let Some(user) = other_users_home(cx, &abs) {
         (
             "sensitive-read",
             format!("reads `{text}` in another user's home (`{user}`)"),
+            abs,
         )
     } else {
-        return;
+        let Some(real) = cx.real(f.inv, text, true).filter(|r| r.linked) else {
+            return;
+        };
+        if network_device(&real.path) {
+            (
+                "reverse-shell",
+                format!(
+                    "reads from a network connection (`{}`, through the link `{text}`): a remote shell",
+                    real.path
+                ),
+                real.path,
+            )
+        } else if secret_path(cx, &real.path) {
+            (
+                "sensitive-read",
+                format!(
+                    "reads the credential file `{}` through the link `{text}`",
+                    real.path
+                ),
+                real.path,
+            )
+        } else if let Some(user) = other_users_home(cx, &real.path) {
+            (
+                "sensitive-read",
+                format!(
+                    "reads `{}` in another user's home (`{user}`) through the link `{text}`",
+                    real.path
+                ),
+                real.path.clone(),
+            )
+        } else {
+            return;
+        }
     };
-    f.push_about(Level::Deny, rule, reason, &abs, Effect::Read);
+    f.push_about(Level::Deny, rule, reason, &about, Effect::Read);
 }
 
 /// Whether a tree the checker cannot see (a directory copied or moved, a link's target) would
@@ -126,14 +191,18 @@ pub fn lands_in_guarded_tree(cx: &Context, inv: &Invocation, at: &Arg) -> bool {
     let Some(abs) = cx.absolute(inv, &at.text) else {
         return true;
     };
-    let above = |root: &str| !root.is_empty() && is_same_or_ancestor(&abs, root);
-    if above(cx.home) || cx.workspaces.iter().any(|w| above(w)) {
-        return true;
-    }
-    let name = abs.rsplit('/').next().unwrap_or("");
-    cx.guarded_dirs()
-        .iter()
-        .any(|d| d.eq_ignore_ascii_case(name))
+    let real = cx.real(inv, &at.text, true).filter(|r| r.linked);
+    std::iter::once(abs).chain(real.map(|r| r.path)).any(|abs| {
+        let above = |root: &str| !root.is_empty() && is_same_or_ancestor(&abs, root);
+        let name = abs.rsplit('/').next().unwrap_or("");
+        above(cx.home)
+            || cx.workspaces.iter().any(|w| above(w))
+            || cx.real_workspaces().iter().any(|w| above(w))
+            || cx
+                .guarded_dirs()
+                .iter()
+                .any(|d| d.eq_ignore_ascii_case(name))
+    })
 }
 
 /// Whether the static path (or glob) `target` names, or may match, a secret.
@@ -145,13 +214,7 @@ pub fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
     if is_env_template(&abs) {
         return false;
     }
-    // On a case-insensitive file system `.ENV` is `.env`.
-    let folded = PathSegments::new(&abs, true);
-    if cx
-        .read_sensitive()
-        .iter()
-        .any(|g| g.matches_segments(&folded))
-    {
+    if secret_path(cx, &abs) {
         return true;
     }
     target.glob
@@ -164,6 +227,17 @@ pub fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
             };
             globs_overlap(&abs, &full) && anchored(&abs, &full, false)
         })
+}
+
+/// Whether the absolute path `abs` is a secret's, in any letter case (on a case-insensitive file
+/// system `.ENV` is `.env`).
+fn secret_path(cx: &Context, abs: &str) -> bool {
+    let folded = PathSegments::new(abs, true);
+    !is_env_template(abs)
+        && cx
+            .read_sensitive()
+            .iter()
+            .any(|g| g.matches_segments(&folded))
 }
 
 /// Whether a glob's last segment aims at a secret's name by a shared literal start or end

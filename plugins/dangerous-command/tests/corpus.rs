@@ -3,9 +3,10 @@
 //! chain would: an abstention becomes the chain's default, ask. The host's end-to-end test runs
 //! the same files through the real binary.
 
+use acp_gate_plugin::Resolution;
 use dangerous_command::judgement::{Level, level_of};
 use dangerous_command::testing::{argv_request, request};
-use dangerous_command::{Config, evaluate};
+use dangerous_command::{Config, evaluate, evaluate_on};
 
 /// The sandbox layout of the host's corpus test: home and workspace are sibling temp dirs.
 const HOME: &str = "/tmp/.tmpSandbox/home";
@@ -39,6 +40,53 @@ fn case_request(case: &toml::Value) -> Option<acp_gate_plugin::Request> {
     req.cwd = WORKSPACE.into();
     req.workspace_roots = vec![WORKSPACE.into()];
     Some(req)
+}
+
+/// A host whose file system holds the case's `setup_symlinks` (in the workspace, targets with
+/// `$HOME` and `$WORKSPACE` substituted) and nothing else: a path resolves as the kernel would
+/// walk it, each link followed and each `..` applied after it.
+fn host(case: &toml::Value) -> impl Fn(&str) -> Resolution {
+    let substitute = |s: &str| s.replace("$WORKSPACE", WORKSPACE).replace("$HOME", HOME);
+    let links: Vec<(String, String)> = case
+        .get("setup_symlinks")
+        .and_then(|l| l.as_array())
+        .into_iter()
+        .flatten()
+        .map(|pair| {
+            let pair = pair.as_array().unwrap();
+            let name = format!("{WORKSPACE}/{}", pair[0].as_str().unwrap());
+            (name, substitute(pair[1].as_str().unwrap()))
+        })
+        .collect();
+    move |path: &str| {
+        let mut pending: Vec<String> = path.split('/').rev().map(str::to_owned).collect();
+        let (mut done, mut linked) = (String::new(), false);
+        while let Some(part) = pending.pop() {
+            match part.as_str() {
+                "" | "." => {}
+                ".." => done.truncate(done.rfind('/').unwrap_or(0)),
+                _ => {
+                    let next = format!("{done}/{part}");
+                    match links.iter().find(|(name, _)| *name == next) {
+                        Some((_, target)) => {
+                            linked = true;
+                            if target.starts_with('/') {
+                                done.clear();
+                            }
+                            pending.extend(target.split('/').rev().map(str::to_owned));
+                        }
+                        None => done = next,
+                    }
+                }
+            }
+        }
+        Resolution {
+            canonical: if done.is_empty() { "/".into() } else { done },
+            exists: false,
+            through_symlink: linked,
+            case_insensitive: false,
+        }
+    }
 }
 
 fn corpus_file(name: &str) -> Vec<toml::Value> {
@@ -103,7 +151,7 @@ fn the_corpus_is_decided_as_expected() {
     let mut wrong = Vec::new();
     for (number, case) in cases.iter().enumerate() {
         let req = case_request(case).expect("commands.toml holds commands");
-        let verdict = evaluate(&req, &Config::default()).unwrap();
+        let verdict = evaluate_on(&req, &Config::default(), &host(case)).unwrap();
         let decision = chain_decision(level_of(&verdict));
         let expect = case["expect"].as_str().unwrap();
         let ok = match expect {

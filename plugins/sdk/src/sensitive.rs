@@ -13,7 +13,8 @@
 //!   git command or boot) or that grant an agent permissions: readable (an agent may look at how
 //!   a project is set up), never written. Shell start-up files, git's config and hooks wherever
 //!   git keeps them (submodules, worktrees, bare repositories, `core.hooksPath` directories such
-//!   as `.husky`), agents' settings, commands and MCP server lists (Claude Code, Gemini CLI,
+//!   as `.husky`, a `commondir`, a bare repository's `HEAD`), the state a rebase or cherry-pick
+//!   resumes from (its todo's `exec` lines), agents' settings, commands and MCP server lists (Claude Code, Gemini CLI,
 //!   Codex, ...), editor files that run tasks or programs when a folder is opened, programs on
 //!   the user's `PATH`, and acp-gate's own config, plugins, compile cache and audit log.
 //!
@@ -301,6 +302,17 @@ pub const RUNS_CODE: &[&str] = &[
     ".git/modules/**/config.worktree",
     ".git/worktrees/*/config.worktree",
     ".git/worktrees/*/commondir",
+    // A rebase or cherry-pick in progress: `--continue` runs the todo's `exec` lines, merges
+    // with the saved strategy (a `git-merge-NAME` program) and applies the saved patches.
+    ".git/**/rebase-merge/**",
+    ".git/**/rebase-apply/**",
+    ".git/**/sequencer/**",
+    // Where git takes its config from: a `commondir` sends it to another directory's, and a
+    // directory with a `HEAD` (and `objects/`, `refs/`) is a bare repository whose `config`
+    // git obeys when run inside it.
+    ".git/commondir",
+    ".git/modules/**/commondir",
+    "*/HEAD",
     "*.git/hooks/**",
     "*.git/config",
     ".husky/**",
@@ -1151,6 +1163,22 @@ mod tests {
                 ".git/worktrees/*/commondir",
             ),
             ("/ws/wt/.git", ".git"),
+            (
+                "/ws/.git/rebase-merge/git-rebase-todo",
+                ".git/**/rebase-merge/**",
+            ),
+            (
+                "/ws/.git/worktrees/x/rebase-merge/strategy",
+                ".git/**/rebase-merge/**",
+            ),
+            ("/ws/.git/rebase-apply/0001", ".git/**/rebase-apply/**"),
+            ("/ws/.git/sequencer/todo", ".git/**/sequencer/**"),
+            ("/ws/.git/commondir", ".git/commondir"),
+            (
+                "/ws/.git/modules/lib/commondir",
+                ".git/modules/**/commondir",
+            ),
+            ("/ws/planted/HEAD", "*/HEAD"),
             ("/ws/fixtures/bare.git/hooks/post-update", "*.git/hooks/**"),
             ("/ws/.husky/pre-commit", ".husky/**"),
             ("/ws/.cargo/config.toml", ".cargo/config.toml"),
@@ -1210,6 +1238,8 @@ mod tests {
             "/ws/src/cargo/config.rs",
             "/ws/src/git/config.rs",
             "/ws/src/hooks/useAuth.ts",
+            "/ws/bin/head",
+            "/ws/docs/HEAD.md",
         ] {
             assert_eq!(first_match(RUNS_CODE, ordinary), None, "{ordinary}");
             assert_eq!(first_match(SECRETS, ordinary), None, "{ordinary}");

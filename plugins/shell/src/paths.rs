@@ -7,6 +7,12 @@ use acp_gate_plugin::sensitive::strip_home;
 /// joined to `cwd`, and `.`, `..` and doubled slashes are folded the way the kernel would
 /// (lexically: symlinks are not followed).
 pub fn absolutize(text: &str, home: &str, cwd: &str) -> String {
+    normalize(&join(text, home, cwd))
+}
+
+/// `text` made absolute as [`absolutize`] does, but with its `..` left for whoever follows
+/// the symlinks on the way (the host's `paths.resolve`): a `..` after a link leads out of it.
+pub fn join(text: &str, home: &str, cwd: &str) -> String {
     let expanded = if let Some(rest) = strip_home(text) {
         format!("{home}{rest}")
     } else if let Some(user_path) = text.strip_prefix('~') {
@@ -20,9 +26,9 @@ pub fn absolutize(text: &str, home: &str, cwd: &str) -> String {
         text.to_owned()
     };
     if expanded.starts_with('/') {
-        normalize(&expanded)
+        expanded
     } else {
-        normalize(&format!("{cwd}/{expanded}"))
+        format!("{}/{expanded}", cwd.trim_end_matches('/'))
     }
 }
 
@@ -70,5 +76,12 @@ mod tests {
         assert_eq!(absolutize("a//b/./../c", "/h/u", "/ws"), "/ws/a/c");
         assert_eq!(absolutize("/../..", "/h/u", "/ws"), "/");
         assert_eq!(absolutize("~x/y", "/h/u", "/ws"), "/home/x/y");
+    }
+
+    #[test]
+    fn join_keeps_dotdot_for_the_resolver() {
+        assert_eq!(join("link/../x", "/h/u", "/ws/"), "/ws/link/../x");
+        assert_eq!(join("~/.ssh", "/h/u", "/ws"), "/h/u/.ssh");
+        assert_eq!(join("/etc/../x", "/h/u", "/ws"), "/etc/../x");
     }
 }

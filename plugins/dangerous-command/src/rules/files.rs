@@ -97,7 +97,13 @@ pub(crate) fn rm(f: &mut Findings, cx: &Context) {
                     continue;
                 }
                 Some(abs) => {
-                    if let Some(what) = cx.root(&abs) {
+                    // `rm -r link/` deletes what the link leads to.
+                    let real = cx.real(f.inv, text, false).filter(|r| r.linked);
+                    let found = cx
+                        .root(&abs)
+                        .map(|what| (what, abs.clone()))
+                        .or_else(|| real.and_then(|r| cx.root(&r.path).map(|what| (what, r.path))));
+                    if let Some((what, abs)) = found {
                         f.push_about(
                             Level::Deny,
                             "rm-root",

@@ -10,6 +10,7 @@
 use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 
+use super::inline::perl_script_is_pure;
 use super::{Judge, Program, names_a_kind};
 use crate::judgement::Effect;
 use crate::targets::lands_in_guarded_tree;
@@ -75,7 +76,7 @@ const RM_MKDIR: Program = Program {
     style: Style::Gnu,
 };
 
-fn rm_or_mkdir(judge: &mut Judge, args: &[Arg]) -> bool {
+fn rm_or_mkdir(judge: &mut Judge, name: &str, args: &[Arg]) -> bool {
     let items = parse(args, RM_MKDIR.options, RM_MKDIR.style);
     let plain = items.iter().all(|i| match i {
         Item::Operand(a) => {
@@ -88,7 +89,18 @@ fn rm_or_mkdir(judge: &mut Judge, args: &[Arg]) -> bool {
         }
         _ => true,
     });
-    plain && items.iter().any(|i| matches!(i, Item::Operand(_))) && judge.items(&items, &RM_MKDIR)
+    if !plain || !items.iter().any(|i| matches!(i, Item::Operand(_))) {
+        return false;
+    }
+    if name == "mkdir" {
+        return judge.items(&items, &RM_MKDIR);
+    }
+    // `rm link` deletes the link, not what it leads to.
+    items.iter().all(|i| match i {
+        Item::Operand(a) => judge.change(a, "deletes", Effect::Delete),
+        Item::Option { .. } => true,
+        Item::Unknown(_) | Item::Missing(_) => false,
+    })
 }
 
 /// Options of `cp`, `mv` and `ln` that only choose how the copy, move or link is made.
@@ -379,98 +391,10 @@ fn perl_editing(judge: &mut Judge, args: &[Arg]) -> bool {
     !files.is_empty() && files.iter().all(|f| judge.path(f, access))
 }
 
-/// Whether a perl one-liner only substitutes or transliterates (`s/a/b/g; tr/a-z/A-Z/`): no
-/// `e` flag (which runs the replacement), no interpolation that runs code (`@{[ .. ]}`,
-/// `${\ .. }`, `(?{ .. })`), no other statement.
-fn perl_script_is_pure(script: &str) -> bool {
-    script
-        .split(';')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .all(|statement| {
-            let (op, body) = if let Some(b) = statement.strip_prefix("s") {
-                ("s", b)
-            } else if let Some(b) = statement.strip_prefix("tr") {
-                ("tr", b)
-            } else if let Some(b) = statement.strip_prefix("y") {
-                ("y", b)
-            } else {
-                return false;
-            };
-            let mut chars = body.chars();
-            let Some(delim) = chars.next() else {
-                return false;
-            };
-            if delim.is_alphanumeric() || delim.is_whitespace() || "{([<;".contains(delim) {
-                return false;
-            }
-            let rest: String = chars.collect();
-            let parts: Vec<&str> = split_unescaped(&rest, delim);
-            let [pattern, replacement, flags] = parts.as_slice() else {
-                return false;
-            };
-            let allowed = if op == "s" { "gimsxn" } else { "cdsr" };
-            flags.chars().all(|f| allowed.contains(f))
-                && no_code(pattern, false)
-                && no_code(replacement, op == "s")
-        })
-}
-
-/// `text` split at every unescaped `delim`.
-fn split_unescaped(text: &str, delim: char) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut start = 0;
-    let mut escaped = false;
-    for (k, c) in text.char_indices() {
-        if escaped {
-            escaped = false;
-        } else if c == '\\' {
-            escaped = true;
-        } else if c == delim {
-            parts.push(&text[start..k]);
-            start = k + c.len_utf8();
-        }
-    }
-    parts.push(&text[start..]);
-    parts
-}
-
-/// Whether a pattern or replacement interpolates nothing that runs code: no unescaped `@`, no
-/// `${`, no `(?{` / `(??{`; in a replacement, `$` only before a group number or `&`.
-fn no_code(text: &str, replacement: bool) -> bool {
-    let chars: Vec<char> = text.chars().collect();
-    let mut k = 0;
-    while k < chars.len() {
-        match chars[k] {
-            '\\' => k += 1,
-            '@' => return false,
-            '$' => {
-                let next = chars.get(k + 1).copied();
-                let harmless = match next {
-                    Some(d) if d.is_ascii_digit() || d == '&' => true,
-                    None | Some(')' | '|') => !replacement,
-                    _ => false,
-                };
-                if !harmless {
-                    return false;
-                }
-            }
-            '(' if matches!(chars.get(k + 1), Some('?' | '*'))
-                && chars.iter().skip(k + 2).take(2).any(|c| *c == '{') =>
-            {
-                return false;
-            }
-            _ => {}
-        }
-        k += 1;
-    }
-    true
-}
-
 /// The file tools of this module; `None` for another program.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     Some(match name {
-        "rm" | "mkdir" => rm_or_mkdir(judge, args),
+        "rm" | "mkdir" => rm_or_mkdir(judge, name, args),
         "cp" | "mv" | "ln" => copy_move_link(judge, name, args),
         "perl" => return perl(judge, args),
         _ => {
@@ -478,37 +402,4 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
             judge.program(args, program)
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::perl_script_is_pure;
-
-    #[test]
-    fn perl_substitutions_that_run_no_code() {
-        for pure in [
-            "s/foo/bar/g",
-            "s/\\t/    /g",
-            "s|a/b|c/d|",
-            "s/(\\w+)=(\\d+)/$1: $2/g; tr/a-z/A-Z/",
-            "s/x$//",
-            "y/abc/xyz/",
-        ] {
-            assert!(perl_script_is_pure(pure), "{pure}");
-        }
-        for code in [
-            "s/x/`id`/e",
-            "s/x/system('id')/ee",
-            "s/x/@{[ `id` ]}/",
-            "s/x/${\\ `id`}/",
-            "s/(?{ system 'id' })//",
-            "s/x/$ENV{HOME}/",
-            "print $_",
-            "s/x/y/; system('id')",
-            "s{x}{y}",
-            "BEGIN { system 'id' } s/x/y/",
-        ] {
-            assert!(!perl_script_is_pure(code), "{code}");
-        }
-    }
 }

@@ -6,6 +6,7 @@ use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 use acp_gate_shell::programs::CHECKSUMS;
 
+use super::inline::{awk_program_is_pure, query_is_pure, sed_script_is_pure};
 use super::{Judge, Program};
 use Value::*;
 
@@ -1076,77 +1077,6 @@ pub(super) const PROGRAMS: &[Program] = &[
     },
 ];
 
-/// The commands of a `sed` script that only print, delete or substitute in the text stream
-/// (no `w` file, `r` file, `e` command, `W`, `R`).
-fn sed_script_is_pure(script: &str) -> bool {
-    let chars: Vec<char> = script.chars().collect();
-    let mut i = 0;
-    let skip_address = |i: &mut usize| {
-        loop {
-            match chars.get(*i) {
-                Some(c) if c.is_ascii_digit() || matches!(c, '$' | ',' | '~' | '+' | '!' | ' ') => {
-                    *i += 1
-                }
-                Some('/') => {
-                    *i += 1;
-                    while let Some(&c) = chars.get(*i) {
-                        *i += 1;
-                        match c {
-                            '\\' => *i += 1,
-                            '/' => break,
-                            _ => {}
-                        }
-                    }
-                }
-                _ => break,
-            }
-        }
-    };
-    while i < chars.len() {
-        skip_address(&mut i);
-        let Some(&command) = chars.get(i) else {
-            return true;
-        };
-        i += 1;
-        match command {
-            'p' | 'd' | 'D' | 'P' | 'q' | 'Q' | '=' | 'n' | 'N' | 'g' | 'G' | 'h' | 'H' | 'x'
-            | 'l' | 'z' | '{' | '}' => {}
-            ';' | '\n' | ' ' => continue,
-            's' | 'y' => {
-                let Some(&delim) = chars.get(i) else {
-                    return false;
-                };
-                if delim == '\\' || delim == '\n' {
-                    return false;
-                }
-                i += 1;
-                for _ in 0..2 {
-                    while let Some(&c) = chars.get(i) {
-                        i += 1;
-                        if c == '\\' {
-                            i += 1;
-                        } else if c == delim {
-                            break;
-                        }
-                    }
-                }
-                if command == 's' {
-                    while let Some(&flag) = chars.get(i) {
-                        match flag {
-                            'g' | 'p' | 'i' | 'I' | 'm' | 'M' => i += 1,
-                            c if c.is_ascii_digit() => i += 1,
-                            ';' | '\n' | ' ' | '}' => break,
-                            _ => return false,
-                        }
-                    }
-                }
-            }
-            _ => return false,
-        }
-    }
-    true
-}
-
 const SED: &[(&str, Value)] = &[
     ("-n", Flag),
     ("--quiet", Flag),
@@ -1244,82 +1174,23 @@ fn awk(judge: &mut Judge, args: &[Arg]) -> bool {
     safe && program.is_some_and(|p| !p.dynamic && awk_program_is_pure(&p.text))
 }
 
-/// Whether an awk program only reads its input and prints to its output: no `system()`, no
-/// pipe (`|`, `|&`), no `print > file`, no `getline` (reads files, runs commands), no
-/// `ENVIRON` or `PROCINFO` (the environment, secrets included), no `ARGV` (the files it
-/// reads), no `@` directive or call.
-fn awk_program_is_pure(program: &str) -> bool {
-    let chars: Vec<char> = program.chars().collect();
-    let mut k = 0;
-    // Inside a `print`/`printf` statement: a `>` at its top level redirects it to a file.
-    let mut printing = false;
-    let mut depth = 0usize;
-    // What came last, to tell a regex `/re/` from a division.
-    let mut operand_before = false;
-    while k < chars.len() {
-        let c = chars[k];
-        match c {
-            '"' => {
-                k += 1;
-                while k < chars.len() && chars[k] != '"' {
-                    k += if chars[k] == '\\' { 2 } else { 1 };
-                }
-                operand_before = true;
+/// Whether the query of a `jq` or `yq` command is in its words (not in a file, `-f`) and reads
+/// only its input.
+fn query_is_read(items: &[Item]) -> bool {
+    let from_file = items.iter().any(|i| {
+        matches!(
+            i,
+            Item::Option {
+                value: PatternFile,
+                ..
             }
-            '/' if !operand_before => {
-                k += 1;
-                while k < chars.len() && chars[k] != '/' {
-                    k += if chars[k] == '\\' { 2 } else { 1 };
-                }
-                operand_before = true;
-            }
-            '|' if chars.get(k + 1) == Some(&'|') => {
-                k += 1;
-                operand_before = false;
-            }
-            '|' | '@' | '`' => return false,
-            '>' if printing && depth == 0 => return false,
-            '(' => {
-                depth += 1;
-                operand_before = false;
-            }
-            ')' => {
-                depth = depth.saturating_sub(1);
-                operand_before = true;
-            }
-            ';' | '{' | '}' | '\n' => {
-                printing = false;
-                depth = 0;
-                operand_before = false;
-            }
-            c if c.is_ascii_alphabetic() || c == '_' => {
-                let start = k;
-                while k + 1 < chars.len()
-                    && (chars[k + 1].is_ascii_alphanumeric() || chars[k + 1] == '_')
-                {
-                    k += 1;
-                }
-                let word: String = chars[start..=k].iter().collect();
-                match word.as_str() {
-                    // `ARGV` and `ARGC` choose the files it reads.
-                    "system" | "getline" | "ENVIRON" | "PROCINFO" | "ARGV" | "ARGC" | "close"
-                    | "fflush" => {
-                        return false;
-                    }
-                    "print" | "printf" => printing = true,
-                    _ => {}
-                }
-                operand_before = true;
-            }
-            c if c.is_ascii_digit() || c == '$' => {
-                operand_before = c.is_ascii_digit() || operand_before
-            }
-            c if c.is_whitespace() => {}
-            _ => operand_before = false,
-        }
-        k += 1;
-    }
-    true
+        )
+    });
+    let query = items.iter().find_map(|i| match i {
+        Item::Operand(a) => Some(a),
+        _ => None,
+    });
+    !from_file && query.is_none_or(|q| !q.dynamic && query_is_pure(&q.text))
 }
 
 /// The reading and text tools; `None` for a name that is none of them.
@@ -1351,5 +1222,5 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
         });
     let safe = judge.items(&items, program);
     judge.filtered_trees = false;
-    Some(safe)
+    Some(safe && (!matches!(name, "jq" | "yq") || query_is_read(&items)))
 }

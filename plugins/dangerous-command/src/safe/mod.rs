@@ -26,6 +26,7 @@ mod env;
 mod files;
 mod git;
 mod git_work;
+mod inline;
 mod js;
 mod python;
 mod scripts;
@@ -166,14 +167,18 @@ impl Judge<'_, '_, '_> {
         safe && program && self.program_placed()
     }
 
-    /// Whether the directory the command runs in is known and in the workspace.
+    /// Whether the directory the command runs in is known and in the workspace, where its
+    /// symlinks lead too.
     fn runs_in_workspace(&self) -> bool {
         self.cx.absolute(self.inv, ".").is_some_and(|dir| {
             self.cx
                 .workspaces
                 .iter()
                 .any(|w| is_same_or_ancestor(w, &dir))
-        })
+        }) && self
+            .cx
+            .real(self.inv, ".", true)
+            .is_some_and(|real| self.cx.real_inside(&real))
     }
 
     /// Whether the program, when named by a path (`./x`, `/usr/bin/git`), is the workspace's or
@@ -205,12 +210,17 @@ impl Judge<'_, '_, '_> {
                 && ["/.cargo/bin/", "/.local/bin/", "/go/bin/", "/bin/"]
                     .iter()
                     .any(|dir| abs.starts_with(&format!("{home}{dir}"))));
+        // A program in the workspace is the workspace's only where its links lead there too.
         installed
-            || self
+            || (self
                 .cx
                 .workspaces
                 .iter()
                 .any(|w| is_same_or_ancestor(w, &abs))
+                && self
+                    .cx
+                    .real(self.inv, &word.text, true)
+                    .is_some_and(|real| self.cx.real_inside(&real)))
     }
 
     /// Judges `args` against a program's table.
@@ -325,7 +335,24 @@ impl Judge<'_, '_, '_> {
         let Some(abs) = self.cx.absolute(self.inv, text) else {
             return false;
         };
-        if access == Value::Tree && holds_secrets(self.cx, &abs) {
+        // Where the path leads through its symlinks (for a glob, its directory's): a link out
+        // of the workspace or into a tree of secrets is judged where it leads.
+        let dir_text = match text.find(['*', '?', '[']) {
+            Some(at) if a.glob => text[..at]
+                .rfind('/')
+                .map_or(".", |slash| &text[..slash.max(1)]),
+            _ => text,
+        };
+        let real = self
+            .cx
+            .real(
+                self.inv,
+                dir_text,
+                effect != Effect::Delete && effect != Effect::Move,
+            )
+            .filter(|r| r.linked);
+        let places = || std::iter::once(abs.as_str()).chain(real.as_ref().map(|r| r.path.as_str()));
+        if access == Value::Tree && places().any(|p| holds_secrets(self.cx, p)) {
             self.findings().push_about(
                 Level::Deny,
                 "sensitive-read",
@@ -335,7 +362,11 @@ impl Judge<'_, '_, '_> {
             );
             return false;
         }
-        if access == Value::Tree && !self.filtered_trees && !a.glob && !source_tree(self.cx, &abs) {
+        let in_source_tree = source_tree(&self.cx.workspaces, &abs)
+            && real
+                .as_ref()
+                .is_none_or(|r| source_tree(self.cx.real_workspaces(), &r.path));
+        if access == Value::Tree && !self.filtered_trees && !a.glob && !in_source_tree {
             self.findings().push_about(
                 Level::Ask,
                 "recursive-read",
@@ -347,7 +378,7 @@ impl Judge<'_, '_, '_> {
             );
             return false;
         }
-        if access == Value::Name && other_users_home(self.cx, &abs).is_some() {
+        if access == Value::Name && places().any(|p| other_users_home(self.cx, p).is_some()) {
             return false;
         }
         // A glob that reads whatever is there (`cat *`) may read a key file; one that names
@@ -363,7 +394,8 @@ impl Judge<'_, '_, '_> {
             .cx
             .workspaces
             .iter()
-            .any(|w| is_same_or_ancestor(w, dir));
+            .any(|w| is_same_or_ancestor(w, dir))
+            && real.as_ref().is_none_or(|r| self.cx.real_inside(r));
         if !inside && access == Value::Write {
             self.findings().push_about(
                 Level::Ask,
@@ -421,8 +453,8 @@ const SOURCE_TREES: &[&str] = &[
 /// workspace root, with no hidden directory on the way, and a directory on the way is named as
 /// code is (`src`, `tests`, `docs`, ...). The root itself, `config/` (Rails keeps `master.key`
 /// there), a monorepo's `apps/web` (which holds `.env.local`) are not.
-fn source_tree(cx: &Context, abs: &str) -> bool {
-    cx.workspaces.iter().any(|w| {
+fn source_tree(workspaces: &[String], abs: &str) -> bool {
+    workspaces.iter().any(|w| {
         abs.strip_prefix(w.as_str())
             .and_then(|rest| rest.strip_prefix('/'))
             .is_some_and(|rel| {

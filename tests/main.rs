@@ -17,3 +17,4 @@ mod proxy;
 mod run;
 mod sandbox;
 mod sdk_agent;
+mod serve;

@@ -168,6 +168,8 @@ pub struct Chain {
     queue: tokio::sync::Semaphore,
     pub sources: Vec<(Tier, std::path::PathBuf)>,
     pub notices: Vec<String>,
+    /// The org file's `[escalation]`: where the gate escalates (see `service`).
+    pub escalation: Option<crate::config::Escalation>,
 }
 
 impl Chain {
@@ -215,6 +217,7 @@ impl Chain {
             queue: tokio::sync::Semaphore::new(parallel * 2),
             sources: policy.sources,
             notices,
+            escalation: policy.escalation,
         };
         chain.run_inline_tests(test_ctx).await?;
         Ok(chain)

@@ -271,6 +271,7 @@ impl Output {
             ResolvedBy::Cancelled => " (the turn was cancelled)".into(),
             ResolvedBy::Editor => " (answered in the editor)".into(),
             ResolvedBy::Granted => " (granted by the orchestrator)".into(),
+            ResolvedBy::Reviewer => " (decided by a reviewer on the review service)".into(),
         };
         lines.push(format!(
             "    {} → {}{}",

@@ -9,6 +9,7 @@ pub mod plugin;
 pub mod policy;
 pub mod proxy;
 pub mod run;
+pub mod serve;
 pub mod sessions;
 
 use crate::LoadOptions;

@@ -816,3 +816,109 @@ fn only_the_org_file_says_where_escalations_go() {
         stderr(&output)
     );
 }
+
+/// A reviewer in a real browser (Debian's Chromium, driven by Playwright): signs in, sees the
+/// escalation of a waiting run, allows it on the page, and the run goes on: the agent's tool
+/// call is allowed in the same turn. Screenshots go to target/review-screenshots.
+#[test]
+fn a_reviewer_allows_a_waiting_run_in_the_browser() {
+    let review = Review::sqlite(&[]);
+    let run = review.run(&["--wait", "120s"], "deploy");
+    let shots = repo().join("target/review-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let browser = repo().join("tests/browser");
+    assert!(
+        browser.join("node_modules/playwright-core").is_dir(),
+        "tests/browser has no playwright-core: run scripts/install-test-services.sh"
+    );
+    let output = Command::new("node")
+        .arg(browser.join("review.mjs"))
+        .args([
+            &review.service.url,
+            &review.reviewer,
+            shots.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        stderr(&output),
+        review.service.log()
+    );
+    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(seen["subject"], "terraform apply");
+    assert_eq!(seen["decided"], "Allowed by bob");
+    let (code, steps, output) = finished(run);
+    assert_eq!(steps, ["STEP deploy selected:allow-once"], "{output}");
+    assert_eq!(code, Some(0), "{output}");
+    let id = seen["id"].as_str().unwrap();
+    let audit = audit_lines(&review.sandbox);
+    assert!(
+        audit
+            .iter()
+            .any(|l| l["answer"] == format!("allow-once (reviewer: {id} by bob)"))
+    );
+}
+
+/// Two instances on one PostgreSQL: a run waits on one while a reviewer decides on the other
+/// (LISTEN/NOTIFY wakes it); then the instance a run waits on restarts in the middle of the
+/// wait, the decision is taken meanwhile, and the run gets it: nothing is lost.
+#[test]
+fn two_instances_on_one_postgres_share_decisions_and_a_restart_loses_nothing() {
+    let database = postgres_database("pair");
+    let Review {
+        sandbox,
+        service,
+        gate,
+        reviewer,
+        key,
+        ..
+    } = Review::on(Sandbox::new(), database.clone(), &[]);
+    let other = Service::start(&sandbox, &database, &[]);
+    let decide = |id: &str| {
+        let url = format!("{}/v1/escalations/{id}/decision", other.url);
+        call("POST", &url, &reviewer, Some(json!({ "choice": "allow" })))
+    };
+
+    let run = gated_run(
+        &sandbox,
+        &service.url,
+        &gate,
+        &key,
+        &["--wait", "60s"],
+        "deploy",
+    );
+    let id = first_open(&other, &reviewer)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(decide(&id).0, 200);
+    let (code, steps, output) = finished(run);
+    assert_eq!(
+        (code, steps),
+        (Some(0), vec!["STEP deploy selected:allow-once".to_owned()]),
+        "{output}"
+    );
+
+    let args = ["--wait", "60s", "--session", "second"];
+    let run = gated_run(&sandbox, &service.url, &gate, &key, &args, "deploy");
+    let id = first_open(&other, &reviewer)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let address = service.url.trim_start_matches("http://").to_owned();
+    service.stop();
+    assert_eq!(
+        decide(&id).0,
+        200,
+        "decided while the run's instance is down"
+    );
+    let _restarted = Service::on(&sandbox, &database, &address, &[]);
+    let (code, steps, output) = finished(run);
+    assert_eq!(
+        (code, steps),
+        (Some(0), vec!["STEP deploy selected:allow-once".to_owned()]),
+        "{output}"
+    );
+}

@@ -206,7 +206,7 @@ async fn wait(
             return Ok(Json(Waited::Decided { decision }));
         }
         let now = tokio::time::Instant::now();
-        if now >= deadline {
+        if now >= deadline || service.wake.closing() {
             return Ok(Json(Waited::Open));
         }
         let _ = tokio::time::timeout((deadline - now).min(RECHECK), notified).await;

@@ -135,7 +135,8 @@ pub async fn run(settings: Settings) -> Result<()> {
         db::redact_url(&service.db.url),
         service.key.public_key().fingerprint()
     );
-    let stop = async {
+    let wake = service.wake.clone();
+    let stop = async move {
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
             .expect("SIGTERM can be handled");
         tokio::select! {
@@ -143,6 +144,7 @@ pub async fn run(settings: Settings) -> Result<()> {
             _ = term.recv() => {}
         }
         eprintln!("acp-gate serve: stopping");
+        wake.close();
     };
     match transport {
         Transport::Tls { cert, key } => {

@@ -16,6 +16,8 @@ const CHANNEL: &str = "acp_gate_decisions";
 #[derive(Default)]
 pub struct Wake {
     waiting: Mutex<HashMap<String, Arc<Notify>>>,
+    /// Set when the service stops: waits end at once (the gates ask again, elsewhere or later).
+    closing: std::sync::atomic::AtomicBool,
 }
 
 /// A wait on one escalation; dropping it forgets the escalation when nobody else waits.
@@ -48,6 +50,19 @@ impl Wake {
             id: id.to_owned(),
             notify,
         }
+    }
+
+    /// The service is stopping: every wait ends now.
+    pub fn close(&self) {
+        self.closing
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        for notify in lock(&self.waiting).values() {
+            notify.notify_waiters();
+        }
+    }
+
+    pub fn closing(&self) -> bool {
+        self.closing.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Wakes this instance's waiters on `id`.

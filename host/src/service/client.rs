@@ -15,6 +15,18 @@ use super::{API, AuditBatch, Ingested, SignedDecision, Submission, Waited};
 /// usually in front of it.
 const POLL: Duration = Duration::from_secs(25);
 
+/// How long a gate waits before trying a service it could not reach again.
+const RETRY: Duration = Duration::from_millis(500);
+
+/// Whether `error` is the service not answering at all (rather than answering no).
+fn unreachable(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<reqwest::Error>()
+            .is_some_and(|e| e.is_connect() || e.is_timeout() || e.is_request())
+    })
+}
+
 /// A gate's connection to the review service.
 #[derive(Clone)]
 pub struct ServiceClient {
@@ -65,6 +77,7 @@ impl ServiceClient {
     }
 
     /// Waits until `deadline` for escalation `id`'s decision: `None` when it is still open then.
+    /// A service that cannot be reached (restarting, say) is tried again until the deadline.
     pub async fn wait(&self, id: &str, deadline: Instant) -> Result<Option<SignedDecision>> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -74,10 +87,26 @@ impl ServiceClient {
                 .http
                 .get(self.endpoint(&path))
                 .timeout(left.min(POLL) + Duration::from_secs(10));
-            match self.send(request, &path).await? {
-                Waited::Decided { decision } => return Ok(Some(decision)),
-                Waited::Open if left.is_zero() => return Ok(None),
-                Waited::Open => {}
+            match self.send(request, &path).await {
+                Ok(Waited::Decided { decision }) => return Ok(Some(decision)),
+                Ok(Waited::Open) if left.is_zero() => return Ok(None),
+                Ok(Waited::Open) => {}
+                Err(error) if unreachable(&error) && !left.is_zero() => {
+                    tokio::time::sleep(RETRY.min(left)).await;
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// Sends an escalation, trying again until `deadline` while the service cannot be reached.
+    pub async fn submit_until(&self, submission: &Submission, deadline: Instant) -> Result<()> {
+        loop {
+            match self.submit(submission).await {
+                Err(error) if unreachable(&error) && Instant::now() < deadline => {
+                    tokio::time::sleep(RETRY).await;
+                }
+                done => return done,
             }
         }
     }
@@ -116,11 +145,10 @@ impl ServiceClient {
         path: &str,
     ) -> Result<T> {
         let where_ = format!("the review service {}{API}{path}", self.base);
-        let response = request
-            .bearer_auth(&self.token)
-            .send()
-            .await
-            .map_err(|e| anyhow!("{where_}: cannot reach it: {e}"))?;
+        let response =
+            request.bearer_auth(&self.token).send().await.map_err(|e| {
+                anyhow::Error::from(e).context(format!("{where_}: cannot reach it"))
+            })?;
         let status = response.status();
         let body = response
             .bytes()

@@ -138,14 +138,13 @@ impl Escalator {
     /// Sends an escalation and, when the gate waits, waits for its decision: the verified
     /// statement, or `None` when nobody decided in time.
     pub async fn escalate(&self, submission: &Submission) -> Result<Option<Statement>> {
-        self.client.submit(submission).await?;
         let Some(wait) = self.wait else {
+            self.client.submit(submission).await?;
             return Ok(None);
         };
-        let decision = self
-            .client
-            .wait(&submission.id, Instant::now() + wait)
-            .await?;
+        let deadline = Instant::now() + wait;
+        self.client.submit_until(submission, deadline).await?;
+        let decision = self.client.wait(&submission.id, deadline).await?;
         decision.map(|d| self.check(&d, submission)).transpose()
     }
 

@@ -100,8 +100,9 @@ step "npm: componentize-qjs (examples/plugins/js/package-lock.json)"
 command -v npm >/dev/null || fail "npm not found (apt-get install nodejs npm)"
 # `npm install`, not `npm ci`: componentize-qjs 0.4.5 lists platform bindings that were never
 # published (linux-arm64-musl, win32-*), which `npm ci` reports as a lockfile mismatch. With
-# the lockfile present, `npm install` installs exactly the locked versions and leaves it as is.
-(cd examples/plugins/js && npm install --no-audit --no-fund --loglevel=error) \
+# the lockfile present, `npm install` installs exactly the locked versions; `--no-save` keeps
+# npm 11 from writing those platform entries back into the lockfile (a clean tree after a run).
+(cd examples/plugins/js && npm install --no-save --no-audit --no-fund --loglevel=error) \
   || fail "npm install in examples/plugins/js"
 [ -x examples/plugins/js/node_modules/.bin/componentize-qjs ] \
   || fail "componentize-qjs missing after npm install"

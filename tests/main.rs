@@ -11,6 +11,7 @@ mod examples;
 mod orchestrator;
 mod plugin_cmd;
 mod policy_formats;
+mod policy_rules;
 mod prepared;
 mod protocol;
 mod proxy;

@@ -462,3 +462,147 @@ fn gemini_policies_keep_their_priority_order_and_apply_to_other_agents() {
     let again = round_trip(&sandbox, "gemini", &handlers, "again-policy.toml");
     assert_eq!(decisions(&sandbox, &again, &requests), wanted);
 }
+
+/// `--check` on Claude Code rules tries each deny or ask rule's command in other forms (an
+/// absolute path, behind wrappers, inside `bash -c`, an option before the sub-command): acp-gate
+/// decides every one at least as the rule says, so "0 looser" holds for them too.
+#[test]
+fn check_tries_other_forms_of_each_rule_and_none_is_looser() {
+    let sandbox = Sandbox::new();
+    let settings = sandbox.write(
+        "workspace/.claude/settings.json",
+        r#"{"permissions": {
+  "deny": ["Bash(kubectl delete:*)", "Bash(terraform apply *)", "Bash(gh pr merge:*)", "Bash(aws s3 rm:*)"],
+  "ask": ["Bash(git push:*)", "Bash(npm publish:*)"]
+}}"#,
+    );
+    let output = sandbox.run(
+        &[
+            "policy",
+            "import",
+            "--from",
+            "claude",
+            "--check",
+            "--format",
+            "json",
+            settings.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stderr(&output).contains(" 0 looser"), "{}", stderr(&output));
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let decided = |example: &str| {
+        let line = lines.iter().find(|l| l["example"] == example);
+        let line = line.unwrap_or_else(|| panic!("{example} is not checked: {lines:?}"));
+        (line["claude"].clone(), line["acp_gate"].clone())
+    };
+    let (deny, ask, none) = (json!("deny"), json!("ask"), json!("no rule"));
+    for (example, claude, acp_gate) in [
+        ("kubectl -n prod delete", &none, &deny),
+        ("/usr/bin/kubectl delete", &none, &deny),
+        ("sudo kubectl delete", &none, &deny),
+        ("env LC_ALL=C kubectl delete", &none, &deny),
+        ("bash -c 'kubectl delete'", &none, &deny),
+        // Claude Code strips `timeout` itself.
+        ("timeout 60 kubectl delete", &deny, &deny),
+        ("terraform -chdir=infra apply", &none, &deny),
+        ("gh -R owner/repo pr merge", &none, &deny),
+        ("aws --profile p --region eu-west-1 s3 rm", &none, &deny),
+        ("git -C . push", &none, &ask),
+        ("npm --prefix web publish", &none, &ask),
+    ] {
+        assert_eq!(
+            decided(example),
+            (claude.clone(), acp_gate.clone()),
+            "{example}"
+        );
+    }
+}
+
+/// `policy export` names every rule the format cannot carry, and its last line says what the
+/// written file loses; `--strict` refuses to write a file that loses a deny or ask rule.
+#[test]
+fn export_says_what_is_lost_and_strict_refuses_to_lose_a_deny() {
+    let sandbox = Sandbox::new();
+    let handlers = sandbox.write(
+        "cfg/handlers.toml",
+        r#"[[handler]]
+name = "team"
+plugin = "builtin:org-policy"
+
+[[handler.config.rules]]
+name = "tests"
+decision = "allow"
+prefix = ["npm", "test"]
+
+[[handler.config.rules]]
+name = "no-prod-fetches"
+decision = "deny"
+reason = "prod is off limits"
+title = "(?i)prod"
+
+[[handler.config.rules]]
+name = "pushes"
+decision = "ask"
+reason = "a person pushes"
+priority = 5
+prefix = ["git", "push"]
+"#,
+    );
+    let file = handlers.to_str().unwrap();
+    let output = sandbox.run(&["policy", "export", "--to", "claude", file], "");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(
+        err.contains("rule `no-prod-fetches` not exported")
+            && err.contains("rule `pushes` not exported"),
+        "{err}"
+    );
+    let last = err.lines().last().unwrap();
+    assert_eq!(
+        last,
+        "acp-gate: 1 of 3 rule(s) exported; 1 deny rule(s) could not be exported: `no-prod-fetches` (claude will not refuse what they refuse); 1 ask rule(s) could not be exported: `pushes` (claude will not ask where they ask)"
+    );
+    let settings: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        settings["permissions"]["allow"],
+        json!(["Bash(npm test *)"])
+    );
+
+    let output = sandbox.run(
+        &["policy", "export", "--strict", "--to", "claude", file],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(output.stdout.is_empty());
+    let err = stderr(&output);
+    assert!(err.contains("rule `no-prod-fetches` not exported"), "{err}");
+    assert!(
+        err.lines()
+            .last()
+            .unwrap()
+            .ends_with("; nothing written (--strict)"),
+        "{err}"
+    );
+    // A file that loses only allow rules is stricter than the policy: --strict writes it.
+    let allows = sandbox.write(
+        "cfg/allows.toml",
+        "[[handler]]\nname = \"team\"\nplugin = \"builtin:org-policy\"\n\n[[handler.config.rules]]\nname = \"odd\"\ndecision = \"allow\"\ntitle = \"x\"\n",
+    );
+    let output = sandbox.run(
+        &[
+            "policy",
+            "export",
+            "--strict",
+            "--to",
+            "claude",
+            allows.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}

@@ -197,7 +197,9 @@ impl Chain {
                 }
                 Err(error) => Err(error),
             }
-            .map_err(|e| Failure::Load(format!("{e:#}")));
+            .map_err(|e| {
+                Failure::Load(crate::config::place_config_error(&spec, &format!("{e:#}")))
+            });
             if let Err(Failure::Load(error)) = &plugin {
                 notices.push(format!(
                     "handler `{}` ({}:{}) failed to load and counts as {:?} on every request: {error}",

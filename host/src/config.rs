@@ -635,25 +635,9 @@ fn imported_rules(
     config: &toml::Table,
     notices: &mut Vec<String>,
 ) -> Result<toml::Table> {
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Import {
-        format: policy::Format,
-        path: String,
-    }
     let mut config = config.clone();
-    let specs = match config.remove("import") {
-        Some(toml::Value::Array(list)) => list,
-        Some(one) => vec![one],
-        None => Vec::new(),
-    };
     let mut rules = Vec::new();
-    for spec in specs {
-        let spec: Import = spec.try_into().context(
-            "expected `{ format = \"claude\" | \"codex\" | \"gemini\", path = \"FILE\" }`",
-        )?;
-        let path = source.resolve(&spec.path);
-        let imported = policy::import(spec.format, &path, &read_file(&path)?)?;
+    for imported in read_imports(source, config.remove("import"))? {
         for (origin, why) in &imported.unsupported {
             notices.push(format!("{origin}: not imported: {why}"));
         }
@@ -675,6 +659,111 @@ fn imported_rules(
     }
     config.insert("rules".into(), toml::Value::Array(rules));
     Ok(config)
+}
+
+/// The files an org-policy config's `import` names (`{ format, path }` or a list of them,
+/// paths relative to `source`), read in order.
+fn read_imports(source: &Source, import: Option<toml::Value>) -> Result<Vec<policy::Import>> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Import {
+        format: policy::Format,
+        path: String,
+    }
+    let specs = match import {
+        Some(toml::Value::Array(list)) => list,
+        Some(one) => vec![one],
+        None => Vec::new(),
+    };
+    let mut imports = Vec::new();
+    for spec in specs {
+        let spec: Import = spec.try_into().context(
+            "expected `{ format = \"claude\" | \"codex\" | \"gemini\", path = \"FILE\" }`",
+        )?;
+        let path = source.resolve(&spec.path);
+        imports.push(policy::import(spec.format, &path, &read_file(&path)?)?);
+    }
+    Ok(imports)
+}
+
+/// A plugin's error about its config, placed where the config is written: a plugin that words
+/// its config errors as a JSON pointer into the config it was given, then `: ` and the message
+/// (`/rules/3/regex: rule `x`: ...`, as builtin:org-policy does), gets the pointer replaced by
+/// the file and line of that key in the handler's `[handler.config]` (`handlers.toml:42: rule
+/// `x`: ...`), or of the rule in the file an `import` read it from. Any other error is kept.
+pub fn place_config_error(spec: &HandlerSpec, error: &str) -> String {
+    let placed = || {
+        let (before, pointer, rest) = split_pointer(error)?;
+        let text = read_file(&spec.file).ok()?;
+        let source = Source {
+            path: &spec.file,
+            text: &text,
+        };
+        let (file, line) = config_place(&source, &spec.name, pointer)?;
+        Some(format!("{before}{}:{line}: {rest}", file.display()))
+    };
+    placed().unwrap_or_else(|| error.to_owned())
+}
+
+/// `error` around its first JSON pointer that starts it or follows a `: `.
+fn split_pointer(error: &str) -> Option<(&str, &str, &str)> {
+    let starts = std::iter::once(0).chain(error.match_indices(": ").map(|(at, _)| at + 2));
+    starts.into_iter().find_map(|at| {
+        let (pointer, rest) = error[at..].split_once(": ")?;
+        let pointer_like = pointer.starts_with('/') && !pointer.contains(char::is_whitespace);
+        pointer_like.then(|| (&error[..at], pointer, rest))
+    })
+}
+
+/// The file and line of `pointer` (RFC 6901, into the JSON config handler `name` of `source`
+/// was given): its rules are the imported files' rules, then the config's own.
+fn config_place(source: &Source, name: &str, pointer: &str) -> Option<(PathBuf, usize)> {
+    let handlers: toml::Table = toml::from_str(source.text).ok()?;
+    let position = handlers
+        .get("handler")?
+        .as_array()?
+        .iter()
+        .position(|h| h.get("name").and_then(toml::Value::as_str) == Some(name))?;
+    let config = handlers["handler"][position].get("config")?.as_table()?;
+    let imported: Vec<policy::Rule> = read_imports(source, config.get("import").cloned())
+        .ok()?
+        .into_iter()
+        .flat_map(|import| import.rules)
+        .collect();
+    let mut segments: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    if let [rules, number, ..] = &mut segments[..]
+        && rules == "rules"
+        && let Ok(n) = number.parse::<usize>()
+    {
+        if let Some(rule) = imported.get(n) {
+            return Some((rule.origin.file.clone(), rule.origin.line));
+        }
+        *number = (n - imported.len()).to_string();
+    }
+    let document = toml::de::DeTable::parse(source.text).ok()?;
+    let toml::de::DeValue::Array(entries) = document.get_ref().get("handler")?.get_ref() else {
+        return None;
+    };
+    let mut value = entries.get(position)?;
+    let mut found = 0;
+    for segment in std::iter::once("config").chain(segments.iter().map(String::as_str)) {
+        let next = match value.get_ref() {
+            toml::de::DeValue::Table(table) => table.get(segment),
+            toml::de::DeValue::Array(items) => {
+                segment.parse().ok().and_then(|i: usize| items.get(i))
+            }
+            _ => None,
+        };
+        let Some(next) = next else { break };
+        value = next;
+        found += 1;
+    }
+    // The pointer names at least a key of the config (an unrelated `: /path: ` does not).
+    (found > 1).then(|| (source.path.to_path_buf(), source.line(value.span().start)))
 }
 
 /// `[trust]`: every key read (a key that cannot be read stops the load, naming it).
@@ -945,4 +1034,66 @@ fn handler_spec(
         config_json,
         tests,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HANDLERS: &str = r#"[[handler]]
+name = "other"
+plugin = "builtin:org-policy"
+
+[[handler]]
+name = "team"
+plugin = "builtin:org-policy"
+
+[[handler.config.rules]]
+name = "a"
+decision = "allow"
+prefix = ["ls"]
+
+[[handler.config.rules]]
+name = "b"
+decision = "deny"
+reason = "r"
+regex = "("
+match = [
+  "x",
+  "y",
+]
+"#;
+
+    fn place(pointer: &str) -> Option<usize> {
+        let source = Source {
+            path: Path::new("h.toml"),
+            text: HANDLERS,
+        };
+        config_place(&source, "team", pointer).map(|(_, line)| line)
+    }
+
+    /// A plugin's pointer into its config names the line of that key, element or rule.
+    #[test]
+    fn a_config_pointer_is_a_line_of_the_file() {
+        assert_eq!(place("/rules/1/regex"), Some(18));
+        assert_eq!(place("/rules/1/match/1"), Some(21));
+        assert_eq!(place("/rules/1"), Some(14));
+        assert_eq!(place("/rules/0/prefix"), Some(12));
+        // A key the file does not have: the nearest place that it has.
+        assert_eq!(place("/rules/1/knids"), Some(14));
+        assert_eq!(place("/usr/lib"), None);
+    }
+
+    #[test]
+    fn a_pointer_is_found_after_the_context_of_the_error() {
+        assert_eq!(
+            split_pointer("refuses its config: /rules/1/regex: rule `b`: x: y"),
+            Some(("refuses its config: ", "/rules/1/regex", "rule `b`: x: y"))
+        );
+        assert_eq!(
+            split_pointer("/rules/0: why"),
+            Some(("", "/rules/0", "why"))
+        );
+        assert_eq!(split_pointer("cannot read /a b: why"), None);
+    }
 }

@@ -58,6 +58,10 @@ pub struct ExportArgs {
     /// Write here instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Fail (exit 1, writing nothing) when a deny or ask rule cannot be exported: the written
+    /// file would let through what the rule stops.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 pub async fn policy(command: PolicyCommand) -> Result<u8> {
@@ -143,6 +147,33 @@ enum Comparison {
     Unruled,
 }
 
+/// How acp-gate's verdict `got` compares with the source agent's (`wanted`; `None`: no rule of
+/// the file applies) and with `meant`, the least a form of a rule's command must get: short
+/// of that, acp-gate is looser than the rule, whatever the source agent does with the form.
+fn compare(
+    wanted: Option<Verdict>,
+    meant: Option<policy::Decision>,
+    got: Verdict,
+    by_default: bool,
+) -> Comparison {
+    match wanted {
+        _ if meant.is_some_and(|m| rank(got) < rank(verdict(m))) => Comparison::Looser,
+        Some(w) if w == got => Comparison::Same,
+        Some(w) if rank(got) > rank(w) => Comparison::Stricter,
+        Some(_) => Comparison::Looser,
+        None if rank(got) >= rank(Verdict::Ask) && !by_default => Comparison::Stricter,
+        None => Comparison::Unruled,
+    }
+}
+
+fn verdict(decision: policy::Decision) -> Verdict {
+    match decision {
+        policy::Decision::Allow => Verdict::Allow,
+        policy::Decision::Ask => Verdict::Ask,
+        policy::Decision::Deny => Verdict::Deny,
+    }
+}
+
 fn rank(verdict: Verdict) -> u8 {
     match verdict {
         Verdict::Abstain => 0,
@@ -176,6 +207,7 @@ async fn check(args: &ImportArgs, imported: &Import, text: &str) -> Result<u8> {
     for Check {
         example,
         expected,
+        meant,
         origin,
     } in &imported.checks
     {
@@ -195,20 +227,8 @@ async fn check(args: &ImportArgs, imported: &Import, text: &str) -> Result<u8> {
             .iter()
             .find(|h| h.name == handler && h.error.is_none() && h.verdict != Verdict::Abstain)
             .map(|h| h.verdict);
-        let wanted = expected.map(|d| {
-            by_file.unwrap_or(match d {
-                policy::Decision::Allow => Verdict::Allow,
-                policy::Decision::Ask => Verdict::Ask,
-                policy::Decision::Deny => Verdict::Deny,
-            })
-        });
-        let comparison = match wanted {
-            Some(w) if w == got => Comparison::Same,
-            Some(w) if rank(got) > rank(w) => Comparison::Stricter,
-            Some(_) => Comparison::Looser,
-            None if rank(got) >= rank(Verdict::Ask) && !decision.by_default => Comparison::Stricter,
-            None => Comparison::Unruled,
-        };
+        let wanted = expected.map(|d| by_file.unwrap_or(verdict(d)));
+        let comparison = compare(wanted, *meant, got, decision.by_default);
         counts[comparison as usize] += 1;
         // The rule's note explains a difference only where the imported rules had a say.
         let rule = imported
@@ -288,23 +308,58 @@ fn why_different(
 fn export(args: ExportArgs) -> Result<u8> {
     let rules = org_policy_rules(&args.file)?;
     let exported = policy::export(args.to, &rules);
+    let format = args.to.as_str();
     for (rule, why) in &exported.unexpressed {
-        eprintln!(
-            "acp-gate: rule `{rule}` not exported: {why} ({} cannot express it)",
-            args.to.as_str()
-        );
+        eprintln!("acp-gate: rule `{rule}` not exported: {why} ({format} cannot express it)");
     }
-    match &args.output {
-        Some(output) => std::fs::write(output, &exported.text)
-            .with_context(|| format!("{}: cannot write", output.display()))?,
-        None => print!("{}", exported.text),
+    // What the written file loses: the deny and ask rules it does not carry.
+    let dropped = |decision: policy::Decision| -> Vec<String> {
+        let names = exported.unexpressed.iter().map(|(name, _)| name);
+        names
+            .filter(|name| {
+                rules
+                    .iter()
+                    .any(|r| &r.name == *name && r.decision == decision)
+            })
+            .map(|name| format!("`{name}`"))
+            .collect()
+    };
+    let (denies, asks) = (
+        dropped(policy::Decision::Deny),
+        dropped(policy::Decision::Ask),
+    );
+    let strict_fails = args.strict && !(denies.is_empty() && asks.is_empty());
+    if !strict_fails {
+        match &args.output {
+            Some(output) => std::fs::write(output, &exported.text)
+                .with_context(|| format!("{}: cannot write", output.display()))?,
+            None => print!("{}", exported.text),
+        }
     }
-    eprintln!(
+    let mut last = format!(
         "acp-gate: {} of {} rule(s) exported",
         rules.len() - exported.unexpressed.len(),
         rules.len()
     );
-    Ok(exit::OK)
+    if !denies.is_empty() {
+        last += &format!(
+            "; {} deny rule(s) could not be exported: {} ({format} will not refuse what they refuse)",
+            denies.len(),
+            denies.join(", ")
+        );
+    }
+    if !asks.is_empty() {
+        last += &format!(
+            "; {} ask rule(s) could not be exported: {} ({format} will not ask where they ask)",
+            asks.len(),
+            asks.join(", ")
+        );
+    }
+    if strict_fails {
+        last += "; nothing written (--strict)";
+    }
+    eprintln!("{last}");
+    Ok(if strict_fails { exit::ERROR } else { exit::OK })
 }
 
 /// The rules of every builtin:org-policy handler of `file`, as the chain would load them
@@ -335,4 +390,37 @@ fn org_policy_rules(file: &Path) -> Result<Vec<Rule>> {
         }
     }
     Ok(rules)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use policy::Decision;
+
+    /// A form of a deny rule's command that acp-gate only asks about is looser than the rule,
+    /// even where the source agent has no rule for it.
+    #[test]
+    fn a_form_decided_short_of_its_rule_is_looser() {
+        let deny = Some(Decision::Deny);
+        let cases = [
+            (None, deny, Verdict::Deny, Comparison::Stricter),
+            (None, deny, Verdict::Ask, Comparison::Looser),
+            (None, deny, Verdict::Abstain, Comparison::Looser),
+            (Some(Verdict::Deny), deny, Verdict::Deny, Comparison::Same),
+            (
+                Some(Verdict::Ask),
+                None,
+                Verdict::Deny,
+                Comparison::Stricter,
+            ),
+            (Some(Verdict::Deny), None, Verdict::Ask, Comparison::Looser),
+            (None, None, Verdict::Allow, Comparison::Unruled),
+        ];
+        for (wanted, meant, got, comparison) in cases {
+            assert!(
+                compare(wanted, meant, got, false) == comparison,
+                "{wanted:?} {meant:?} {got:?}"
+            );
+        }
+    }
 }

@@ -23,8 +23,8 @@ use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 
 use super::{
-    Check, Decision, Export, Import, Names, Origin, Rule, Token, escape_regex, line_of,
-    plain_words, prefix_commands, shell_words,
+    Check, Decision, Export, Form, Import, Names, Origin, Rule, Token, check_forms, escape_regex,
+    forms, line_of, plain_words, prefix_commands, shell_words,
 };
 
 /// Reads one Claude Code settings file.
@@ -100,18 +100,14 @@ pub fn import(path: &Path, text: &str) -> Result<Import> {
                         import.checks.push(Check {
                             example: example.clone(),
                             expected: Some(decision),
+                            meant: None,
                             origin: origin.clone(),
                         });
                     }
-                    for example in bypasses(&rule) {
-                        // Claude Code's docs say its own rule misses these: acp-gate catches them.
-                        import.checks.push(Check {
-                            example: example.clone(),
-                            expected: None,
-                            origin: origin.clone(),
-                        });
-                        rule.matches.push(example);
-                    }
+                    // Forms Claude Code's own rule misses (its docs admit some): acp-gate's
+                    // catches them, and the written rule says so.
+                    rule.matches
+                        .extend(forms(&rule).into_iter().map(|(_, form)| form));
                     import.rules.push(rule);
                 }
                 Err(why) => import.unsupported.push((origin, why)),
@@ -134,6 +130,11 @@ pub fn import(path: &Path, text: &str) -> Result<Import> {
                 .push((origin(path, text, key, key), why.to_owned()));
         }
     }
+    // Claude Code strips a few wrappers (`timeout`, `nohup`, ...) before matching; it misses
+    // the other forms.
+    check_forms(&mut import, |_, rule, form, _| {
+        (form == Form::Timeout).then_some(rule.decision)
+    });
     Ok(import)
 }
 
@@ -320,7 +321,7 @@ fn command_condition(rule: &mut Rule, spec: &str) {
         );
     } else {
         rule.stricter.push(
-            "acp-gate also applies the rule to `/usr/bin/PROGRAM`, behind `sudo`, `env`, `timeout`, `xargs`, inside `bash -c '..'` and `$(..)`, and after git's global options: the bypasses Claude Code's docs admit".into(),
+            "acp-gate also applies the rule to `/usr/bin/PROGRAM`, behind `sudo`, `env`, `timeout`, `xargs`, inside `bash -c '..'` and `$(..)`, and past the options before a sub-command (`git -C . push`, `kubectl -n prod delete`): the bypasses Claude Code's docs admit".into(),
         );
     }
 }
@@ -347,36 +348,6 @@ fn command_text(spec: &str) -> String {
         .chain(words)
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// The bypass forms Claude Code's docs admit for a deny or ask command rule, which acp-gate's
-/// rule must catch: an absolute program path, `bash -c`, and git's `-C`.
-fn bypasses(rule: &Rule) -> Vec<Value> {
-    let Some(prefix) = &rule.prefix else {
-        return Vec::new();
-    };
-    if rule.decision == Decision::Allow {
-        return Vec::new();
-    }
-    let words: Vec<&str> = prefix
-        .iter()
-        .filter_map(|t| match t {
-            Token::One(w) => Some(w.as_str()),
-            Token::Any(_) => None,
-        })
-        .collect();
-    let Some((program, rest)) = words.split_first() else {
-        return Vec::new();
-    };
-    let command = words.join(" ");
-    let mut forms = vec![
-        json!(format!("/usr/bin/{command}")),
-        json!(format!("bash -c '{command}'")),
-    ];
-    if *program == "git" && !rest.is_empty() {
-        forms.push(json!(format!("git -C . {}", rest.join(" "))));
-    }
-    forms
 }
 
 /// A gitignore-style path spec as org-policy globs, with an example path.

@@ -32,12 +32,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
-    Check, Decision, Export, Import, Names, Origin, Rule, Token, line_of, parse_toml, plain_words,
-    shell_words,
+    Check, Decision, Export, Form, Import, Names, Origin, Rule, Token, check_forms, line_of,
+    parse_toml, plain_words, shell_words,
 };
 
 const ALLOW_NOTE: &str = "acp-gate allows a compound command only when every simple command in it is allowed by some rule (Codex lets its own safe-command checks and sandbox cover the rest), never one that redirects its output into a file, and its built-in checks still judge it";
-const DENY_NOTE: &str = "acp-gate also applies the rule behind wrappers (`sudo`, `env`, `timeout`, `xargs`), inside `bash -c` scripts Codex takes whole (with redirections, `$(..)`, variables), and after git's global options (`git -C . push`)";
+const DENY_NOTE: &str = "acp-gate also applies the rule behind wrappers (`sudo`, `env`, `timeout`, `xargs`), inside `bash -c` scripts Codex takes whole (with redirections, `$(..)`, variables), and past the options before a sub-command (`git -C . push`, `kubectl -n prod delete`)";
 
 /// The absolute paths `host_executable(..)` allows for a program name.
 type Hosts = BTreeMap<String, Vec<String>>;
@@ -51,7 +51,9 @@ pub fn import(path: &Path, text: &str) -> Result<Import> {
         _ => looks_like_toml(text),
     };
     if toml {
-        return requirements(path, text);
+        let mut import = requirements(path, text)?;
+        check_codex_forms(&mut import, &Hosts::new());
+        return Ok(import);
     }
     let mut import = Import::default();
     let mut names = Names::default();
@@ -100,7 +102,27 @@ pub fn import(path: &Path, text: &str) -> Result<Import> {
         }
     }
     check_examples(&mut import, &hosts, path)?;
+    check_codex_forms(&mut import, &hosts);
     Ok(import)
+}
+
+/// Checks for other forms of each deny or ask rule's command, decided as Codex does: it reads
+/// an absolute program path as its base name and looks inside `bash -c` scripts of plain
+/// words, but not behind wrappers nor past options.
+fn check_codex_forms(import: &mut Import, hosts: &Hosts) {
+    check_forms(import, |rules, _, form, example| {
+        let mut words = example_words(example).unwrap_or_default();
+        if form == Form::Shell {
+            words = words
+                .get(2)
+                .map(|script| shell_words(script))
+                .unwrap_or_default();
+        }
+        matching(rules, hosts, &words)
+            .iter()
+            .map(|r| r.decision)
+            .max()
+    });
 }
 
 /// `prefix_rule`'s parameters, in Codex's order.
@@ -351,6 +373,7 @@ fn check_examples(import: &mut Import, hosts: &Hosts, path: &Path) -> Result<()>
                 .max();
             import.checks.push(Check {
                 example: example.clone(),
+                meant: None,
                 expected: if is_match {
                     Some(rule.decision)
                 } else {
@@ -378,18 +401,22 @@ fn check_examples(import: &mut Import, hosts: &Hosts, path: &Path) -> Result<()>
 }
 
 /// Whether acp-gate, which finds a rule's program by its base name, behind wrappers, inside
-/// `bash -c` and after options (git's), may apply `prefix` to `words` where Codex does not.
+/// `bash -c`, and reads a deny or ask rule's prefix past options and settings (`-n x`, `--x=y`,
+/// `make X=1`) anywhere among its words, may apply `prefix` to `words` where Codex does not.
 fn acp_gate_may_match(prefix: &[Token], words: &[String]) -> bool {
     let heads = match prefix.first() {
         Some(Token::One(word)) => std::slice::from_ref(word),
         Some(Token::Any(words)) => words.as_slice(),
         None => &[],
     };
-    let git_option = words.get(1).is_some_and(|w| w.starts_with('-'));
+    let options = words
+        .iter()
+        .skip(1)
+        .any(|w| w.starts_with('-') || w.contains('='));
     words.iter().enumerate().any(|(i, word)| {
         let base = word.rsplit('/').next().unwrap_or(word);
         word.contains(|c: char| c.is_whitespace() || "$`|;&<>(".contains(c))
-            || (heads.iter().any(|h| h == base) && (i > 0 || base != word || git_option))
+            || (heads.iter().any(|h| h == base) && (i > 0 || base != word || options))
     })
 }
 
@@ -1028,7 +1055,13 @@ prefix_rule(pattern = ["git"], decision = 'forbidden', justification = """Use `j
         let file = rules("team.rules", DOCS);
         let (gh, cmd) = (&file.rules[0], &file.rules[1]);
         assert_eq!(gh.matches[0], json!("gh pr view 7888"));
-        assert_eq!(gh.not_match, [json!("gh pr --repo openai/codex view 7888")]);
+        // acp-gate reads the rule past gh's `--repo`, so this `not_match` is a check only.
+        assert!(gh.not_match.is_empty());
+        assert!(
+            gh.stricter[1].contains("only a check here"),
+            "{:?}",
+            gh.stricter
+        );
         assert_eq!(
             cmd.matches,
             [json!({ "argv": ["cmd", "alt1"] }), json!("cmd alt2")]
@@ -1037,7 +1070,8 @@ prefix_rule(pattern = ["git"], decision = 'forbidden', justification = """Use `j
             let check = file.checks.iter().find(|c| c.example == example);
             check.unwrap().expected
         };
-        assert_eq!(file.checks.len(), 10);
+        let documented = file.checks.iter().filter(|c| c.meant.is_none());
+        assert_eq!(documented.count(), 10);
         assert_eq!(expected(json!("gh pr view 7888")), Some(Decision::Ask));
         // A not_match example gets what the rest of the file gives it.
         assert_eq!(expected(json!("gh pr --repo openai/codex view 7888")), None);
@@ -1063,8 +1097,9 @@ prefix_rule(pattern = ["git"], decision = 'forbidden', justification = """Use `j
         let text = r#"prefix_rule(["git", "push"], "forbidden", not_match = ["git -C . push", "sudo git push", "gitk push"])"#;
         let generous = rules("g.rules", text);
         assert_eq!(generous.rules[0].not_match, [json!("gitk push")]);
+        let documented = generous.checks.iter().filter(|c| c.meant.is_none());
         assert_eq!(
-            (generous.checks.len(), generous.rules[0].stricter.len()),
+            (documented.count(), generous.rules[0].stricter.len()),
             (3, 3)
         );
     }
@@ -1199,11 +1234,39 @@ identity = { command = "docs-server" }
     }
 
     fn strip(rules: &[Rule]) -> Vec<Rule> {
+        // A `not_match` example acp-gate keeps as a check only is not written back.
         let plain = |r: &Rule| Rule {
             origin: Origin::default(),
+            stricter: (r.stricter.iter())
+                .filter(|s| !s.contains("is only a check here"))
+                .cloned()
+                .collect(),
             ..r.clone()
         };
         rules.iter().map(plain).collect()
+    }
+
+    /// Each deny or ask rule's command in other forms is a check that acp-gate must decide at
+    /// least as the rule does; Codex itself reads an absolute path and `bash -c`, nothing else.
+    #[test]
+    fn other_forms_of_a_rule_are_checks_decided_as_codex_does() {
+        let file = rules("team.rules", DOCS);
+        let form = |example: &str| {
+            let check = file.checks.iter().find(|c| c.example == json!(example));
+            check.map(|c| (c.expected, c.meant))
+        };
+        let ask = Some(Decision::Ask);
+        assert_eq!(form("/usr/bin/gh pr view"), Some((ask, ask)));
+        assert_eq!(form("bash -c 'gh pr view'"), Some((ask, ask)));
+        assert_eq!(form("gh -R owner/repo pr view"), Some((None, ask)));
+        assert_eq!(form("sudo git push"), Some((None, ask)));
+        let deny = Some(Decision::Deny);
+        // Codex's rule for `git` itself forbids this one.
+        assert_eq!(form("git -C . push"), Some((deny, ask)));
+        assert_eq!(form("timeout 60 git"), Some((None, deny)));
+        // An allow rule has no such checks.
+        let allow = rules("a.rules", "prefix_rule(pattern = [\"ls\", \"-l\"])");
+        assert!(allow.checks.iter().all(|c| c.meant.is_none()));
     }
 
     #[test]

@@ -26,8 +26,8 @@ use anyhow::{Result, anyhow};
 use serde_json::json;
 
 use super::{
-    Check, Decision, Export, Import, Names, Origin, Rule, Token, escape_regex, line_of, parse_toml,
-    plain_words, prefix_commands, tools,
+    Check, Decision, Export, Import, Names, Origin, Rule, Token, check_forms, escape_regex,
+    line_of, parse_toml, plain_words, prefix_commands, tools,
 };
 
 /// Every key Gemini CLI's loader accepts in a `[[rule]]`.
@@ -124,6 +124,7 @@ pub fn import(path: &Path, text: &str) -> Result<Import> {
                             import.checks.push(Check {
                                 example: example.clone(),
                                 expected: Some(rule.decision),
+                                meant: None,
                                 origin: origin.clone(),
                             });
                         }
@@ -134,6 +135,9 @@ pub fn import(path: &Path, text: &str) -> Result<Import> {
             }
         }
     }
+    // Gemini CLI matches `commandPrefix` against the command's text from its start: another
+    // form of the command is not matched.
+    check_forms(&mut import, |_, _, _, _| None);
     Ok(import)
 }
 

@@ -3,8 +3,10 @@
 //!
 //! Every importer reads its format into [`Rule`]s, the org-policy rule schema plus where each
 //! rule came from ([`Origin`]), what it could not express ([`Import::unsupported`]) and the
-//! format's own examples with the decision its agent gives them ([`Import::checks`]). The
-//! [`tools`] map says which agent tool names are the same tool.
+//! format's own examples with the decision its agent gives them ([`Import::checks`]), and each
+//! deny or ask command rule's command in the [`forms`] the agent's matching misses, which
+//! acp-gate must decide at least as the rule does. The [`tools`] map says which agent tool
+//! names are the same tool.
 
 pub mod claude;
 pub mod codex;
@@ -125,7 +127,116 @@ pub struct Rule {
 pub struct Check {
     pub example: Value,
     pub expected: Option<Decision>,
+    /// For another form of a rule's command ([`forms`]): the rule's decision, which acp-gate
+    /// must give it at least, whatever the source agent does.
+    pub meant: Option<Decision>,
     pub origin: Origin,
+}
+
+/// Another way to write a command: what the source agents' own matching may miss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// `/usr/bin/git push`.
+    AbsolutePath,
+    /// `bash -c 'git push'`.
+    Shell,
+    /// `sudo git push`.
+    Sudo,
+    /// `env X=1 git push`.
+    Env,
+    /// `timeout 5 git push`.
+    Timeout,
+    /// `git -C . push`: an option before the sub-command.
+    Option,
+}
+
+/// One documented global option of each CLI whose options org-policy's prefix rules read past
+/// (all of them are in plugins/shell/src/subcommand.rs), for the [`Form::Option`] form; other
+/// programs get an option no table lists, which a deny or ask rule reads past too.
+const GLOBAL_OPTIONS: &[(&str, &str)] = &[
+    ("kubectl", "-n prod"),
+    ("helm", "--namespace=prod"),
+    ("docker", "-H tcp://build:2375"),
+    ("podman", "--log-level debug"),
+    ("terraform", "-chdir=infra"),
+    ("pulumi", "--cwd infra"),
+    ("cargo", "+nightly --locked"),
+    ("npm", "--prefix web"),
+    ("pnpm", "--filter web"),
+    ("yarn", "--cwd web"),
+    ("pip", "--disable-pip-version-check"),
+    ("uv", "--directory app"),
+    ("aws", "--profile p --region eu-west-1"),
+    ("gcloud", "--project p"),
+    ("az", "--subscription s"),
+    ("gh", "-R owner/repo"),
+    ("git", "-C ."),
+    ("make", "-C build"),
+];
+
+/// The other forms of a deny or ask rule's `prefix` command (each token's first alternative):
+/// by an absolute path, inside `bash -c`, behind `sudo`, `env` and `timeout`, and with an option
+/// before its sub-command. Empty for an allow rule, or a prefix that is not plain words.
+pub fn forms(rule: &Rule) -> Vec<(Form, Value)> {
+    let Some(prefix) = rule
+        .prefix
+        .as_ref()
+        .filter(|_| rule.decision != Decision::Allow)
+    else {
+        return Vec::new();
+    };
+    let first: Vec<&str> = prefix
+        .iter()
+        .filter_map(|t| match t {
+            Token::One(w) => Some(w.as_str()),
+            Token::Any(ws) => ws.first().map(String::as_str),
+        })
+        .collect();
+    let Some(words) = plain_words(&first.join(" ")).filter(|w| w.len() == prefix.len()) else {
+        return Vec::new();
+    };
+    let (program, rest) = (&words[0], words[1..].join(" "));
+    let command = words.join(" ");
+    let name = program.rsplit('/').next().unwrap_or(program);
+    let mut forms = vec![
+        (Form::AbsolutePath, format!("/usr/bin/{name} {rest}")),
+        (Form::Shell, format!("bash -c '{command}'")),
+        (Form::Sudo, format!("sudo {command}")),
+        (Form::Env, format!("env LC_ALL=C {command}")),
+        (Form::Timeout, format!("timeout 60 {command}")),
+    ];
+    if !rest.is_empty() {
+        let option = GLOBAL_OPTIONS
+            .iter()
+            .find(|(cli, _)| cli.eq_ignore_ascii_case(name))
+            .map_or("--verbose", |(_, option)| option);
+        forms.push((Form::Option, format!("{program} {option} {rest}")));
+    }
+    forms
+        .into_iter()
+        .map(|(form, text)| (form, Value::from(text.trim_end())))
+        .collect()
+}
+
+/// Checks for the [`forms`] of every deny or ask rule of `import`: acp-gate must decide each at
+/// least as the rule does. `source` says what the source agent gives a form, by the file's
+/// rules (`None`: no rule of it applies).
+pub fn check_forms(
+    import: &mut Import,
+    source: impl Fn(&[Rule], &Rule, Form, &Value) -> Option<Decision>,
+) {
+    let mut checks = Vec::new();
+    for rule in &import.rules {
+        for (form, example) in forms(rule) {
+            checks.push(Check {
+                expected: source(&import.rules, rule, form, &example),
+                meant: Some(rule.decision),
+                example,
+                origin: rule.origin.clone(),
+            });
+        }
+    }
+    import.checks.extend(checks);
 }
 
 /// What a rule file said, as org-policy rules.

@@ -5,6 +5,7 @@
 
 use serde::Deserialize;
 
+use crate::examples::Example;
 use crate::rules::{Condition, Decision, PathGlob, Pattern, Rule, Token};
 use acp_gate_plugin::ToolKind;
 
@@ -57,67 +58,6 @@ pub struct RuleSpec {
     pub not_match: Vec<Example>,
 }
 
-/// A `match` / `not_match` example: a command string, or a request in short form.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-#[serde(untagged)]
-pub enum Example {
-    Command(String),
-    Request(ExampleRequest),
-}
-
-/// `{ command = "..", kind = "..", path = ".." }` and friends. `kind` defaults to `execute`
-/// with a command or argv, else to `read`; relative paths are relative to the first workspace
-/// root and `~/` is the home directory.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(default, deny_unknown_fields)]
-pub struct ExampleRequest {
-    pub command: Option<String>,
-    pub argv: Option<Vec<String>>,
-    pub kind: Option<String>,
-    pub path: Option<String>,
-    pub paths: Vec<String>,
-    pub tool: Option<String>,
-    pub title: Option<String>,
-    pub url: Option<String>,
-}
-
-impl std::fmt::Display for Example {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Example::Command(command) => write!(f, "{command:?}"),
-            Example::Request(r) => {
-                let mut parts = Vec::new();
-                let mut field = |key: &str, value: String| parts.push(format!("{key} = {value}"));
-                if let Some(v) = &r.command {
-                    field("command", format!("{v:?}"));
-                }
-                if let Some(v) = &r.argv {
-                    field("argv", format!("{v:?}"));
-                }
-                if let Some(v) = &r.kind {
-                    field("kind", format!("{v:?}"));
-                }
-                if let Some(v) = &r.path {
-                    field("path", format!("{v:?}"));
-                }
-                if !r.paths.is_empty() {
-                    field("paths", format!("{:?}", r.paths));
-                }
-                if let Some(v) = &r.tool {
-                    field("tool", format!("{v:?}"));
-                }
-                if let Some(v) = &r.title {
-                    field("title", format!("{v:?}"));
-                }
-                if let Some(v) = &r.url {
-                    field("url", format!("{v:?}"));
-                }
-                write!(f, "{{ {} }}", parts.join(", "))
-            }
-        }
-    }
-}
-
 /// The tool kinds by their names in `handlers.toml` (`switch_mode` or `switch-mode`).
 pub fn tool_kind(name: &str) -> Option<ToolKind> {
     Some(match name {
@@ -138,19 +78,35 @@ pub fn tool_kind(name: &str) -> Option<ToolKind> {
 const KINDS: &str = "read, edit, delete, move, search, execute, think, fetch, switch_mode, other";
 
 impl Config {
-    /// Checks every rule and compiles it; the first mistake is an error naming the rule.
+    /// Checks every rule and compiles it. The first mistake is an error that starts with the
+    /// JSON pointer of its place in the config (`/rules/3/regex: ...`, which acp-gate turns into
+    /// the file and line) and names the rule.
     pub fn compile(&self) -> Result<Vec<Rule>, String> {
         let mut rules: Vec<Rule> = Vec::with_capacity(self.rules.len());
         for (number, value) in self.rules.iter().enumerate() {
             let label = match value.get("name").and_then(|n| n.as_str()) {
-                Some(name) => format!("rule `{name}` (rules[{number}])"),
-                None => format!("rules[{number}]"),
+                Some(name) => format!("rule `{name}`"),
+                None => "a rule without a `name`".to_owned(),
             };
-            let spec: RuleSpec =
-                serde_json::from_value(value.clone()).map_err(|e| format!("{label}: {e}"))?;
-            let rule = compile_rule(spec).map_err(|e| format!("{label}: {e}"))?;
+            let fail = |mistake: Mistake| {
+                format!(
+                    "{}: {label}: {}",
+                    rule_pointer(number, &mistake.at),
+                    mistake.why
+                )
+            };
+            let spec: RuleSpec = serde_json::from_value(value.clone()).map_err(|e| {
+                let why = e.to_string();
+                // serde names an unknown key: point at it.
+                let at = why
+                    .strip_prefix("unknown field `")
+                    .and_then(|rest| rest.split_once('`'))
+                    .map_or_else(String::new, |(key, _)| key.to_owned());
+                fail(Mistake { at, why })
+            })?;
+            let rule = compile_rule(spec).map_err(fail)?;
             if rules.iter().any(|r| r.name == rule.name) {
-                return Err(format!("{label}: another rule has the same name"));
+                return Err(fail(Mistake::at("name", "another rule has the same name")));
             }
             rules.push(rule);
         }
@@ -158,26 +114,53 @@ impl Config {
     }
 }
 
-fn compile_rule(spec: RuleSpec) -> Result<Rule, String> {
+/// The JSON pointer of rule `number`'s key `at` (a key, `key/index`, or `""` for the rule).
+pub fn rule_pointer(number: usize, at: &str) -> String {
+    match at {
+        "" => format!("/rules/{number}"),
+        at => format!("/rules/{number}/{at}"),
+    }
+}
+
+/// A mistake in one rule: where in the rule (`regex`, `kinds/2`, `""` for the whole rule), and why.
+struct Mistake {
+    at: String,
+    why: String,
+}
+
+impl Mistake {
+    fn at(at: impl Into<String>, why: impl Into<String>) -> Mistake {
+        Mistake {
+            at: at.into(),
+            why: why.into(),
+        }
+    }
+}
+
+fn compile_rule(spec: RuleSpec) -> Result<Rule, Mistake> {
     if spec.name.trim().is_empty() {
-        return Err("`name` is empty".into());
+        return Err(Mistake::at("name", "`name` is empty"));
     }
     let reason = spec.reason.unwrap_or_default();
     if spec.decision != Decision::Allow && reason.trim().is_empty() {
-        return Err(format!(
-            "a `{}` rule needs a `reason` (it is shown to the user and the agent)",
-            spec.decision.as_str()
+        return Err(Mistake::at(
+            "",
+            format!(
+                "a `{}` rule needs a `reason` (it is shown to the user and the agent)",
+                spec.decision.as_str()
+            ),
         ));
     }
     let mut conditions = Vec::new();
     if let Some(kinds) = spec.kinds {
         let mut parsed = Vec::new();
-        for kind in &kinds {
-            parsed.push(
-                tool_kind(kind).ok_or_else(|| {
-                    format!("`kinds`: unknown tool kind `{kind}` (kinds: {KINDS})")
-                })?,
-            );
+        for (i, kind) in kinds.iter().enumerate() {
+            parsed.push(tool_kind(kind).ok_or_else(|| {
+                Mistake::at(
+                    format!("kinds/{i}"),
+                    format!("`kinds`: unknown tool kind `{kind}` (kinds: {KINDS})"),
+                )
+            })?);
         }
         nonempty("kinds", &parsed)?;
         conditions.push(Condition::Kinds(parsed));
@@ -191,11 +174,14 @@ fn compile_rule(spec: RuleSpec) -> Result<Rule, String> {
     }
     if let Some(domains) = spec.domains {
         nonempty("domains", &domains)?;
-        for domain in &domains {
+        for (i, domain) in domains.iter().enumerate() {
             let host = domain.strip_prefix("*.").unwrap_or(domain);
             if host.is_empty() || host.contains(['*', '/', ':', ' ']) {
-                return Err(format!(
-                    "`domains`: `{domain}` is not a host name (`example.com`, or `*.example.com` for its subdomains)"
+                return Err(Mistake::at(
+                    format!("domains/{i}"),
+                    format!(
+                        "`domains`: `{domain}` is not a host name (`example.com`, or `*.example.com` for its subdomains)"
+                    ),
                 ));
             }
         }
@@ -203,8 +189,9 @@ fn compile_rule(spec: RuleSpec) -> Result<Rule, String> {
     }
     if let Some(paths) = spec.paths {
         nonempty("paths", &paths)?;
-        for pattern in &paths {
-            PathGlob::check(pattern).map_err(|e| format!("`paths`: {e}"))?;
+        for (i, pattern) in paths.iter().enumerate() {
+            PathGlob::check(pattern)
+                .map_err(|e| Mistake::at(format!("paths/{i}"), format!("`paths`: {e}")))?;
         }
         conditions.push(Condition::Paths(paths));
     }
@@ -213,7 +200,10 @@ fn compile_rule(spec: RuleSpec) -> Result<Rule, String> {
         for (i, token) in prefix.iter().enumerate() {
             let alternatives = token.alternatives();
             if alternatives.is_empty() || alternatives.iter().any(|a| a.is_empty()) {
-                return Err(format!("`prefix`: token {i} is empty"));
+                return Err(Mistake::at(
+                    format!("prefix/{i}"),
+                    format!("`prefix`: token {i} is empty"),
+                ));
             }
         }
         conditions.push(Condition::Prefix(prefix));
@@ -222,10 +212,10 @@ fn compile_rule(spec: RuleSpec) -> Result<Rule, String> {
         conditions.push(Condition::Regex(compile_regex("regex", &regex)?));
     }
     if conditions.is_empty() {
-        return Err(
-            "no conditions: give at least one of kinds, tools, title, paths, domains, prefix, regex"
-                .into(),
-        );
+        return Err(Mistake::at(
+            "",
+            "no conditions: give at least one of kinds, tools, title, paths, domains, prefix, regex",
+        ));
     }
     Ok(Rule {
         name: spec.name,
@@ -238,15 +228,18 @@ fn compile_rule(spec: RuleSpec) -> Result<Rule, String> {
     })
 }
 
-fn nonempty<T>(key: &str, list: &[T]) -> Result<(), String> {
+fn nonempty<T>(key: &str, list: &[T]) -> Result<(), Mistake> {
     if list.is_empty() {
-        return Err(format!("`{key}` is empty, so the rule could never match"));
+        return Err(Mistake::at(
+            key,
+            format!("`{key}` is empty, so the rule could never match"),
+        ));
     }
     Ok(())
 }
 
-fn compile_regex(key: &str, pattern: &str) -> Result<Pattern, String> {
-    Pattern::new(pattern).map_err(|e| format!("`{key}`: invalid regex: {e}"))
+fn compile_regex(key: &str, pattern: &str) -> Result<Pattern, Mistake> {
+    Pattern::new(pattern).map_err(|e| Mistake::at(key, format!("`{key}`: invalid regex: {e}")))
 }
 
 #[cfg(test)]
@@ -266,54 +259,69 @@ mod tests {
     }
 
     #[test]
-    fn mistakes_name_the_rule() {
+    fn mistakes_name_the_rule_and_its_place() {
         let cases = [
             (
                 r#"{"name": "a", "decision": "block", "reason": "r", "kinds": ["read"]}"#,
+                "/rules/0: ",
                 "block",
             ),
             (
-                r#"{"name": "a", "decision": "deny", "reason": "r", "kinds": ["exec"]}"#,
+                r#"{"name": "a", "decision": "deny", "reason": "r", "kinds": ["read", "exec"]}"#,
+                "/rules/0/kinds/1: ",
                 "exec",
             ),
             (
                 r#"{"name": "a", "decision": "deny", "reason": "r", "knids": ["read"]}"#,
+                "/rules/0/knids: ",
                 "knids",
             ),
             (
                 r#"{"name": "a", "decision": "deny", "kinds": ["read"]}"#,
+                "/rules/0: ",
                 "reason",
             ),
             (
                 r#"{"name": "a", "decision": "ask", "reason": "r"}"#,
+                "/rules/0: ",
                 "no conditions",
             ),
             (
                 r#"{"name": "a", "decision": "ask", "reason": "r", "regex": "("}"#,
-                "regex",
+                "/rules/0/regex: ",
+                "error: unclosed group",
+            ),
+            (
+                r#"{"name": "a", "decision": "ask", "reason": "r", "title": "a{2,1}"}"#,
+                "/rules/0/title: ",
+                "invalid repetition count range",
             ),
             (
                 r#"{"name": "a", "decision": "ask", "reason": "r", "paths": ["a/[b"]}"#,
+                "/rules/0/paths/0: ",
                 "paths",
             ),
             (
                 r#"{"name": "a", "decision": "ask", "reason": "r", "prefix": ["git", []]}"#,
+                "/rules/0/prefix/1: ",
                 "token 1",
             ),
             (
                 r#"{"name": "a", "decision": "allow", "prefix": ["ls"], "match": [{"cmd": "ls"}]}"#,
+                "/rules/0: ",
                 "a",
             ),
         ];
-        for (rule, needle) in cases {
+        for (rule, place, needle) in cases {
             let err = compile(&format!(r#"{{"rules": [{rule}]}}"#)).unwrap_err();
             assert!(err.contains("rule `a`"), "{err}");
+            assert!(err.starts_with(place), "{err} should start with {place}");
             assert!(err.contains(needle), "{err} should mention {needle}");
         }
         let twice = r#"{"name": "a", "decision": "allow", "prefix": ["ls"]}"#;
         let err = compile(&format!(r#"{{"rules": [{twice}, {twice}]}}"#)).unwrap_err();
         assert!(
-            err.contains("rules[1]") && err.contains("same name"),
+            err.starts_with("/rules/1/name: rule `a`: ") && err.contains("same name"),
             "{err}"
         );
     }

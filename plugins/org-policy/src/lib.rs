@@ -21,14 +21,15 @@
 //! assert!(matches!(evaluate(&request("npm test; make"), &config), Ok(Verdict::Abstain)));
 //! ```
 //!
-//! The pure logic lives in plain modules (`config` -> `rules` -> `policy`, whose `index` finds
-//! the few rules that can fire on a request; `commands` reads shell through the shared
-//! `acp-gate-shell` crate) and is tested natively; only the export at the bottom is WebAssembly
-//! glue. Loaded by acp-gate, the rules are compiled, indexed and their examples checked once,
-//! at load ([`Ready`], the `prepare` export): each request's fresh instance starts from that.
+//! The pure logic lives in plain modules (`config` -> `rules` -> `examples`; `policy`, whose
+//! `index` finds the few rules that can fire on a request; `commands` reads shell through the
+//! shared `acp-gate-shell` crate) and is tested natively; only the export at the bottom is
+//! WebAssembly glue. Loaded by acp-gate, the rules are compiled, indexed and their examples checked
+//! once, at load ([`Ready`], the `prepare` export): each request's fresh instance starts from that.
 
 pub mod commands;
 pub mod config;
+pub mod examples;
 pub mod policy;
 pub mod rules;
 

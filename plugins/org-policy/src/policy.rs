@@ -8,7 +8,8 @@
 use acp_gate_plugin::{Request, ToolKind, Verdict};
 
 use crate::commands::{self, Commands};
-use crate::config::{Example, ExampleRequest, tool_kind};
+use crate::config::{rule_pointer, tool_kind};
+use crate::examples::{Example, ExampleRequest};
 use crate::rules::{Decision, Places, RequestFacts, Rule};
 
 mod index;
@@ -367,24 +368,27 @@ pub fn decision_of(verdict: &Verdict) -> Option<Decision> {
 }
 
 /// Checks every rule's examples: a `match` example must get the rule's decision from the rule
-/// alone, a `not_match` example must not. The first failure is an error naming the rule and
-/// the example.
+/// alone, a `not_match` example must not. The first failure is an error that starts with the
+/// example's JSON pointer (`/rules/3/match/1: `) and names the rule and the example.
 pub fn check_examples(rules: &[Rule], places: &Places) -> Result<(), String> {
-    for rule in rules {
+    for (number, rule) in rules.iter().enumerate() {
         let alone = std::slice::from_ref(rule);
-        for (examples, wanted) in [(&rule.matches, true), (&rule.not_match, false)] {
-            for example in examples {
+        for (key, examples, wanted) in [
+            ("match", &rule.matches, true),
+            ("not_match", &rule.not_match, false),
+        ] {
+            for (i, example) in examples.iter().enumerate() {
+                let at = rule_pointer(number, &format!("{key}/{i}"));
                 let facts = Facts::of_example(example, places)
-                    .map_err(|e| format!("rule `{}`: example {example}: {e}", rule.name))?;
+                    .map_err(|e| format!("{at}: rule `{}`: example {example}: {e}", rule.name))?;
                 let verdict = judge(alone, &facts);
                 if (decision_of(&verdict) == Some(rule.decision)) != wanted {
-                    let (key, outcome) = if wanted {
-                        ("match", "does not match it")
-                    } else {
-                        ("not_match", "matches it")
+                    let outcome = match wanted {
+                        true => "does not match it",
+                        false => "matches it",
                     };
                     return Err(format!(
-                        "rule `{}`: `{key}` example {example} fails: the rule {outcome} (alone it gives {})",
+                        "{at}: rule `{}`: `{key}` example {example} fails: the rule {outcome} (alone it gives {})",
                         rule.name,
                         decision_of(&verdict).map_or("abstain", Decision::as_str)
                     ));

@@ -5,7 +5,7 @@
 //! | | deny / ask | allow |
 //! |---|---|---|
 //! | `paths` | any path matches (case-insensitively) | every path matches (case-sensitively), and there is one |
-//! | `prefix`, `regex` | some simple command matches (what a wrapper such as `sudo`, `env`, `timeout`, `xargs` runs is a simple command of its own), also after git's global options (`git -C dir push`) are skipped; a word only known at run time (`$X`) matches any token but the first | the command as written, word for word; a dynamic word matches nothing; a command redirecting its output into a file never matches |
+//! | `prefix`, `regex` | some simple command matches (what a wrapper such as `sudo`, `env`, `timeout`, `xargs` runs is a simple command of its own); a prefix reads past every option among its words, the program's global options by their tables (`kubectl -n prod delete`), others taking a value or not; a word only known at run time (`$X`) matches any token but the first | the command word for word, past only the global options that change nothing but the output or the configured target (`kubectl -n prod delete`, not `--kubeconfig x`); a dynamic word matches nothing; a command redirecting its output into a file never matches |
 
 use regex_automata::nfa::thompson::{self, pikevm::PikeVM};
 use regex_automata::util::syntax;
@@ -13,8 +13,10 @@ use serde::Deserialize;
 
 use acp_gate_plugin::sensitive::{PathGlob as SdkGlob, PathSegments};
 
+use acp_gate_shell::subcommand::{self, Cli, Placement, Reading};
+
 use crate::commands::{SimpleCommand, Word, program_name};
-use crate::config::Example;
+use crate::examples::Example;
 use acp_gate_plugin::ToolKind;
 use acp_gate_plugin::tools::{find as find_tool, names_tool};
 
@@ -61,11 +63,16 @@ impl Token {
 pub struct Pattern(PikeVM);
 
 impl Pattern {
+    /// The pattern compiled; a mistake is the `regex` crate's own message (the pattern, a
+    /// caret under the mistake, and what is wrong).
     pub fn new(pattern: &str) -> Result<Pattern, String> {
-        PikeVM::builder()
-            .syntax(syntax::Config::new().unicode(false).utf8(false))
-            .thompson(thompson::Config::new().utf8(false))
-            .build(pattern)
+        let syntax = syntax::Config::new().unicode(false).utf8(false);
+        let hir = syntax::parse_with(pattern, &syntax).map_err(|e| e.to_string())?;
+        let nfa = thompson::Compiler::new()
+            .configure(thompson::Config::new().utf8(false))
+            .build_from_hir(&hir)
+            .map_err(|e| e.to_string())?;
+        PikeVM::new_from_nfa(nfa)
             .map(Pattern)
             .map_err(|e| e.to_string())
     }
@@ -292,8 +299,14 @@ impl PathGlob {
 }
 
 /// Whether `words` start with `prefix`. The first token is compared with the program's
-/// normalised name. `generous`: git's global options are skipped, and a dynamic word other
-/// than the first matches any token.
+/// normalised name; the others with the words after it, read past the program's global options
+/// ([`acp_gate_shell::subcommand`]): `["kubectl", "delete"]` matches `kubectl -n prod delete`.
+///
+/// Strict (an allow rule): only the options a table lists as inert are read past, where the
+/// program takes them; any other word must be the next token. `generous` (deny and ask rules):
+/// every option is read past, anywhere among the prefix's words, one that no table lists as
+/// taking a value or not (so both readings are tried), and a word only known at run time is
+/// either any token but the first or an option.
 pub fn prefix_matches(prefix: &[Token], words: &[Word], generous: bool) -> bool {
     let (Some(first), Some(head)) = (prefix.first(), words.first()) else {
         return false;
@@ -305,45 +318,133 @@ pub fn prefix_matches(prefix: &[Token], words: &[Word], generous: bool) -> bool 
     if !first.alternatives().iter().any(|a| program_name(a) == name) {
         return false;
     }
-    let mut rest = &words[1..];
-    if generous && name == "git" {
-        rest = skip_options(rest, GIT_VALUED);
+    let (tokens, words) = (&prefix[1..], &words[1..]);
+    // Most commands have nothing to read past: their words, as written, decide.
+    let as_written = tokens.len() <= words.len()
+        && tokens
+            .iter()
+            .zip(words)
+            .all(|(token, word)| match word.dynamic {
+                true => generous,
+                false => token.alternatives().contains(&word.text),
+            });
+    let optional = |w: &Word| w.dynamic || w.text.starts_with(['-', '+']) || w.text.contains('=');
+    if as_written || !words.iter().any(optional) {
+        return as_written;
     }
-    prefix[1..].len() <= rest.len()
-        && prefix[1..].iter().zip(rest).all(|(token, word)| {
-            if word.dynamic {
-                generous
-            } else {
-                token.alternatives().contains(&word.text)
-            }
-        })
+    Reader {
+        tokens,
+        words,
+        cli: subcommand::cli(&name),
+        generous,
+    }
+    .matches()
 }
 
-const GIT_VALUED: &[&str] = &[
-    "-C",
-    "-c",
-    "--git-dir",
-    "--work-tree",
-    "--namespace",
-    "--config-env",
-    "--super-prefix",
-    "--exec-path",
-];
+/// The search for `tokens` in `words` (see [`prefix_matches`]).
+struct Reader<'a> {
+    tokens: &'a [Token],
+    words: &'a [Word],
+    cli: Option<&'static Cli>,
+    generous: bool,
+}
 
-/// The words after the leading options; `valued` lists the options that take the next word.
-fn skip_options<'w>(mut words: &'w [Word], valued: &[&str]) -> &'w [Word] {
-    while let Some(w) = words.first() {
-        let t = w.text.as_str();
-        if t == "--" {
-            return &words[1..];
+/// Where the search stands: tokens matched, words read, and whether a `--` was read.
+type At = (usize, usize, bool);
+
+impl Reader<'_> {
+    /// Whether some reading of the words matches every token: a walk over the positions the
+    /// readings reach, each visited once.
+    fn matches(&self) -> bool {
+        let (tokens, words) = (self.tokens.len() + 1, self.words.len() + 1);
+        let mut seen = vec![false; tokens * words * 2];
+        let mut todo: Vec<At> = vec![(0, 0, false)];
+        while let Some(at @ (token, word, ended)) = todo.pop() {
+            let visit = &mut seen[(token * words + word) * 2 + usize::from(ended)];
+            if std::mem::replace(visit, true) {
+                continue;
+            }
+            if token == self.tokens.len() {
+                return true;
+            }
+            self.next(at, &mut todo);
         }
-        if !t.starts_with('-') || t == "-" || w.dynamic {
-            break;
-        }
-        let step = if valued.contains(&t) { 2 } else { 1 };
-        words = words.get(step..).unwrap_or_default();
+        false
     }
-    words
+
+    /// Whether the value of the option at `word` (`words` words with it) is known before the
+    /// command runs: an unquoted `$X` may stand for several words, options among them.
+    fn static_value(&self, word: usize, words: usize) -> bool {
+        self.words[word + 1..]
+            .iter()
+            .take(words - 1)
+            .all(|w| !w.dynamic)
+    }
+
+    /// The positions one step from `at`.
+    fn next(&self, (token, word, ended): At, todo: &mut Vec<At>) {
+        let Some(w) = self.words.get(word) else {
+            return;
+        };
+        let alternatives = self.tokens[token].alternatives();
+        if w.dynamic {
+            if self.generous {
+                todo.push((token + 1, word + 1, ended));
+            }
+        } else if alternatives.contains(&w.text) {
+            todo.push((token + 1, word + 1, ended));
+        } else if let Some((option, value)) =
+            w.text.split_once('=').filter(|_| w.text.starts_with('-'))
+        {
+            // `--context=prod` is the tokens `--context`, `prod`.
+            let value_token = self.tokens.get(token + 1).map(Token::alternatives);
+            if alternatives.iter().any(|a| a == option)
+                && value_token.is_some_and(|v| v.iter().any(|a| a == value))
+            {
+                todo.push((token + 2, word + 1, ended));
+            }
+        } else if let Some(value) = self.words.get(word + 1).filter(|v| !v.dynamic) {
+            // The token `--context=prod` is the words `--context`, `prod`.
+            if alternatives
+                .iter()
+                .any(|a| a.split_once('=') == Some((w.text.as_str(), value.text.as_str())))
+            {
+                todo.push((token + 1, word + 2, ended));
+            }
+        }
+        if ended {
+            return;
+        }
+        // The word read as an option (or the end of the options), where the program takes one.
+        let global = self
+            .cli
+            .filter(|cli| token == 0 || cli.placement == Placement::Anywhere);
+        let reading = match global {
+            Some(cli) => cli.read(&w.text, w.dynamic),
+            None if w.dynamic => Reading::Unknown,
+            None if w.text == "--" => Reading::EndOfOptions,
+            None if w.text.starts_with('-') && w.text != "-" => Reading::Unknown,
+            None => Reading::Operand,
+        };
+        match reading {
+            Reading::Global {
+                words,
+                loads,
+                may_take_next,
+            } if self.generous || !loads && self.static_value(word, words) => {
+                todo.push((token, word + words, false));
+                if may_take_next && self.generous {
+                    todo.push((token, word + 2, false));
+                }
+            }
+            Reading::Unknown if self.generous => {
+                todo.push((token, word + 1, false));
+                todo.push((token, word + 2, false));
+            }
+            Reading::EndOfOptions if self.generous => todo.push((token, word + 1, true)),
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]

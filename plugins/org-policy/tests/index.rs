@@ -41,9 +41,27 @@ const FIRST_WORDS: &[&str] = &[
     "echo",
     "tool1",
     "$X",
+    "kubectl",
+    "/usr/local/bin/terraform",
+    "make",
 ];
 const WORDS: &[&str] = &[
-    "push", "status", "origin", "main", "test", "install", "run", "-f", "-rf", "-C", "x",
+    "push",
+    "status",
+    "origin",
+    "main",
+    "test",
+    "install",
+    "run",
+    "-f",
+    "-rf",
+    "-C",
+    "x",
+    "delete",
+    "apply",
+    "-n",
+    "--context=prod",
+    "prod",
 ];
 const REGEXES: &[&str] = &[
     "^git",
@@ -190,6 +208,12 @@ const SIMPLE: &[&str] = &[
     "n",
     "echo 'open",
     "echo $((1 + $(id)))",
+    "kubectl -n prod delete x",
+    "kubectl --context prod --bogus x delete",
+    "sudo /usr/bin/kubectl $F apply",
+    "terraform -chdir=x apply",
+    "make -j 4 -C x test",
+    "timeout 5 git -P push -- origin main",
 ];
 
 fn shell() -> impl Strategy<Value = String> {

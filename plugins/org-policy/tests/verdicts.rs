@@ -271,7 +271,8 @@ fn failing_examples_are_errors_naming_the_rule_and_example() {
     )
     .unwrap_err();
     assert!(
-        err.contains("rule `tests`") && err.contains("`match` example \"npm run test\""),
+        err.starts_with("/rules/0/match/1: rule `tests`: ")
+            && err.contains("`match` example \"npm run test\""),
         "{err}"
     );
     // An allow rule never allows a compound command it does not cover.
@@ -293,7 +294,7 @@ fn failing_examples_are_errors_naming_the_rule_and_example() {
     )
     .unwrap_err();
     assert!(
-        err.contains("rule `no-push`")
+        err.starts_with("/rules/0/not_match/0: rule `no-push`: ")
             && err.contains("`not_match` example { command = \"cd x && git push\" }"),
         "{err}"
     );

@@ -11,6 +11,7 @@
 //! - [`options`] reads a program's options the way getopt does (clusters, glued values,
 //!   `--opt=value`, `--`), against a table of the options it takes;
 //! - [`paths`] makes the paths a command names absolute;
+//! - [`subcommand`] knows the global options common CLIs take before their sub-command;
 //! - [`programs`] knows programs by name (shells, interpreters, fetchers, decoders).
 
 pub mod arg;
@@ -18,6 +19,7 @@ pub mod options;
 pub mod paths;
 pub mod programs;
 pub mod scan;
+pub mod subcommand;
 pub mod walk;
 pub mod wrappers;
 

@@ -695,6 +695,55 @@ fn audit_records_are_shipped_once_in_order_and_tampering_is_named() {
     assert_eq!(broken[0]["developer"], "mallory", "{broken}");
 }
 
+/// Gates shipping at once, each its own log, on SQLite: every batch is taken (none refused
+/// with "database is locked") and every record counted once.
+#[test]
+fn audit_batches_shipped_at_once_by_several_gates_are_all_taken() {
+    const LOGS: usize = 4;
+    const BATCHES: usize = 10;
+    const RECORDS: usize = 50;
+    let review = Review::sqlite(&[]);
+    let url = format!("{}/v1/audit", review.service.url);
+    let hash = |log: usize, seq: usize| format!("{log:032x}{seq:032x}");
+    let shippers: Vec<_> = (0..LOGS)
+        .map(|log| {
+            let (url, gate) = (url.clone(), review.gate.clone());
+            std::thread::spawn(move || {
+                for batch in 0..BATCHES {
+                    let records: Vec<Value> = (1..=RECORDS)
+                        .map(|i| {
+                            let seq = batch * RECORDS + i;
+                            json!({
+                                "log": format!("log-{log}"),
+                                "seq": seq,
+                                "prev": (seq > 1).then(|| hash(log, seq - 1)),
+                                "hash": hash(log, seq),
+                                "record": {"decision": "allow", "kind": "execute", "subject": "cargo test"},
+                            })
+                        })
+                        .collect();
+                    let (status, body) =
+                        call("POST", &url, &gate, Some(json!({ "records": records })));
+                    assert_eq!(status, 200, "batch {batch} of log {log}: {body}");
+                    assert_eq!(body["accepted"], RECORDS, "{body}");
+                }
+            })
+        })
+        .collect();
+    for shipper in shippers {
+        shipper.join().unwrap();
+    }
+    let summary = call(
+        "GET",
+        &format!("{}/v1/audit/summary", review.service.url),
+        &review.reviewer,
+        None,
+    )
+    .1;
+    assert_eq!(summary["total"]["total"], LOGS * BATCHES * RECORDS);
+    assert_eq!(summary["broken"], json!([]), "{summary}");
+}
+
 /// Each new escalation is posted to the webhook (Slack's JSON, with a link), retried after a
 /// failure, and never holds the submission.
 #[test]

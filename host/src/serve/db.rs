@@ -466,7 +466,13 @@ impl Db {
         gate: &Token,
         records: &[ShippedRecord],
     ) -> Result<(usize, usize, Vec<String>)> {
-        let mut transaction = self.pool.begin().await?;
+        // SQLite: take the write lock at the start. A deferred transaction reads the chains
+        // first and then cannot upgrade while another batch writes ("database is locked",
+        // which the busy timeout does not wait out), so gates shipping at once failed.
+        let mut transaction = match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.pool.begin().await?,
+        };
         let (mut accepted, mut duplicates, mut breaks) = (0, 0, Vec::new());
         let received = now();
         // Chains of the logs this batch touches, as far as they are known.

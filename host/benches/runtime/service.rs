@@ -302,7 +302,7 @@ async fn backend(
             format!("service/{key}/decision-to-gate-p99"),
             "ms",
             (
-                format!("p99, decision sent → its gate woken"),
+                "p99, decision sent → its gate woken",
                 Stats::one(percentile(&latencies, 0.99)),
             ),
             (
@@ -386,8 +386,8 @@ fn audit_record(n: usize) -> Value {
         "tool_name": "Bash",
         "kind": "execute",
         "title": "cargo test",
-        "subject": if n % 10 == 0 { "terraform plan" } else { "cargo test" },
-        "decision": if n % 10 == 0 { "ask" } else { "allow" },
+        "subject": if n.is_multiple_of(10) { "terraform plan" } else { "cargo test" },
+        "decision": if n.is_multiple_of(10) { "ask" } else { "allow" },
         "by_default": false,
         "reasons": ["known safe command"],
         "handlers": [{"name": "builtin-commands", "tier": "builtin", "verdict": "allow", "reason": "known safe command", "elapsed_us": 35}],

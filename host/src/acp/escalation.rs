@@ -1,5 +1,5 @@
-//! Escalating to the review service: the one path `run`, `proxy` and `hook` share when the
-//! chain asks and nobody here can answer. The judged request becomes a redacted submission;
+//! Escalating to the review service: the path `run` takes when the chain asks and nobody
+//! here can answer (`proxy` does not escalate to it yet). The judged request becomes a redacted submission;
 //! with `--wait`, the request stays pending until a reviewer decides (checked: signed by the
 //! service, for this very request) or the deadline passes. It decides nothing itself: an
 //! allow only lets through what the chain asked about, once.

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the services the end-to-end tests start themselves: the CNCF
 # `distribution` registry (Debian's docker-registry), for the OCI distribution tests
-# (tests/distribution.rs), and the ACP conductor, for the proxy-chain tests (tests/conductor.rs).
+# (tests/distribution.rs); the ACP conductor, for the proxy-chain tests (tests/conductor.rs);
+# PostgreSQL (a throwaway cluster, started here when none runs) and
+# Debian's Chromium with playwright-core, for the review service's tests (tests/serve.rs).
 # Safe to run again; fails loudly, naming the step, and never skips.
 set -euo pipefail
 
@@ -34,3 +36,52 @@ if [ "$("$conductor_bin" --version 2>/dev/null)" != "agent-client-protocol-condu
 fi
 "$conductor_bin" --version >/dev/null || fail "$conductor_bin missing after install"
 echo "ok: $("$conductor_bin" --version)"
+# PostgreSQL for the review service's tests (tests/serve.rs): Debian's server and client. When
+# no cluster answers at the URL the tests use, a throwaway one is started in a temporary
+# directory as the `postgres` user, on a loopback port, and its URL written where the tests
+# read it (target/test-postgres.url; $ACP_GATE_TEST_POSTGRES names another server instead).
+apt_install() {
+  command -v apt-get >/dev/null || fail "apt-get not found: install $* by hand"
+  [ -n "${APT_UPDATED:-}" ] || { run_root apt-get update -qq || fail "apt-get update"; APT_UPDATED=1; }
+  DEBIAN_FRONTEND=noninteractive run_root apt-get install -y -qq --no-install-recommends "$@" \
+    || fail "apt-get install $*"
+}
+if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || ! command -v psql >/dev/null; then
+  apt_install postgresql postgresql-client
+  # The package's own cluster is not wanted: the tests start their own.
+  if command -v systemctl >/dev/null && systemctl is-active --quiet postgresql 2>/dev/null; then
+    run_root systemctl disable --now postgresql >/dev/null 2>&1 || true
+  fi
+fi
+pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+mkdir -p target
+url_file=target/test-postgres.url
+pg_url=${ACP_GATE_TEST_POSTGRES:-$(cat "$url_file" 2>/dev/null || true)}
+if [ -n "$pg_url" ] && psql "$pg_url" -qAtc 'SELECT 1' >/dev/null 2>&1; then
+  echo "ok: PostgreSQL answers at $pg_url"
+else
+  pg_dir=$(mktemp -d /tmp/acp-gate-postgres.XXXXXX)
+  chmod 755 "$pg_dir"
+  pg_port=${ACP_GATE_TEST_POSTGRES_PORT:-55432}
+  as_postgres() { if [ "$(id -un)" = postgres ]; then "$@"; else run_root runuser -u postgres -- "$@"; fi; }
+  run_root chown postgres "$pg_dir" 2>/dev/null || true
+  as_postgres "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U postgres >/dev/null \
+    || fail "initdb of a throwaway PostgreSQL cluster in $pg_dir"
+  as_postgres "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/log" -w \
+    -o "-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off" start >/dev/null \
+    || fail "starting a throwaway PostgreSQL cluster (see $pg_dir/log)"
+  pg_url="postgres://postgres@127.0.0.1:$pg_port/postgres"
+  echo "$pg_url" > "$url_file"
+  echo "ok: no PostgreSQL was running, so a throwaway cluster was started in $pg_dir at $pg_url"
+  echo "    (stop it with: runuser -u postgres -- $pg_bin/pg_ctl -D $pg_dir/data stop)"
+fi
+
+# A real browser for the review page's test (tests/browser/): Debian's Chromium, driven by
+# playwright-core from npm (never a browser download of Playwright's own).
+if [ ! -x /usr/bin/chromium ]; then
+  apt_install chromium
+fi
+[ -x /usr/bin/chromium ] || fail "/usr/bin/chromium missing after install"
+echo "ok: $(/usr/bin/chromium --version 2>/dev/null | head -1)"
+(cd tests/browser && npm install --no-audit --no-fund --loglevel=error) || fail "npm install in tests/browser"
+echo "ok: playwright-core $(node -p 'require("./tests/browser/node_modules/playwright-core/package.json").version')"

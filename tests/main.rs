@@ -21,5 +21,6 @@ mod proxy;
 mod run;
 mod sandbox;
 mod sdk_agent;
+mod serve;
 mod structure;
 mod twins;

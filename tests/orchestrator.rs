@@ -44,7 +44,7 @@ fn run(
 }
 
 /// The agent's message lines (`STEP deploy ...`, `HISTORY n`).
-fn said(lines: &[Value]) -> Vec<String> {
+pub fn said(lines: &[Value]) -> Vec<String> {
     lines
         .iter()
         .filter_map(|l| {

@@ -234,6 +234,8 @@ pub struct Chain {
     pub notices: Vec<String>,
     /// What the inline tests found at load.
     pub tests: InlineTests,
+    /// The org file's `[escalation]`: where the gate escalates (see `service`).
+    pub escalation: Option<crate::config::Escalation>,
 }
 
 impl Chain {
@@ -308,6 +310,7 @@ impl Chain {
             sources: policy.sources,
             notices,
             tests: InlineTests::default(),
+            escalation: policy.escalation,
         };
         chain.tests = chain.run_inline_tests(test_ctx).await;
         chain

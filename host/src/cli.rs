@@ -49,6 +49,9 @@ enum Command {
     /// Read an audit log back: a summary (the default), or `suggest` policy rules from what
     /// people approved again and again.
     Audit(cmd::audit::AuditArgs),
+    /// The organisation's review service: escalations from every gate, a page for reviewers to
+    /// decide them, and everyone's audit in one place (`serve token create`, `serve key`).
+    Serve(cmd::serve::ServeArgs),
     /// Import Claude Code, Codex and Gemini CLI rule files as acp-gate policy, or export
     /// acp-gate's rules to them.
     #[command(subcommand)]
@@ -110,13 +113,14 @@ pub fn main() -> ExitCode {
             Command::Run(args) => cmd::run::run(args).await,
             Command::Proxy(args) => cmd::proxy::proxy(args).await,
             Command::Sessions(args) => cmd::sessions::sessions(args),
-            Command::Audit(args) => cmd::audit::audit(args),
+            Command::Audit(args) => cmd::audit::audit(args).await,
             Command::Escalations(args) => cmd::sessions::escalations(args),
             Command::Demo => cmd::demo::demo().await,
             Command::DemoAgent { script } => cmd::demo::agent(&script).await,
             Command::Plugin(command) => cmd::plugin::plugin(command).await,
             Command::Policy(command) => cmd::policy::policy(command).await,
             Command::Hook(command) => cmd::hook::hook(command).await,
+            Command::Serve(args) => cmd::serve::serve(args).await,
         }
     });
     // A read of stdin still blocked in tokio's pool (the proxy's editor side) must not hold

@@ -152,6 +152,23 @@ pub struct Policy {
     /// The org file's `[trust]` (or the user file's, when there is no org file): the keys
     /// plugins must be signed with.
     pub trust: Option<Trust>,
+    /// The org file's `[escalation]`: the review service its gates escalate to.
+    pub escalation: Option<Escalation>,
+}
+
+/// The org file's `[escalation]`: where escalations go, the key their decisions are signed
+/// with, and how the org tightens what leaves the machine. No lower layer can change it.
+#[derive(Debug, Clone)]
+pub struct Escalation {
+    pub url: String,
+    /// The review service's public key (`acp-gate serve key`), and where it was read from.
+    pub key: Option<(PathBuf, PublicKey)>,
+    /// At most this many characters of written contents are sent as an excerpt.
+    pub excerpt_chars: Option<usize>,
+    /// More patterns whose matches are redacted.
+    pub redact: Vec<regex::Regex>,
+    /// Where it was set, for messages.
+    pub origin: String,
 }
 
 /// Where to look for the layers.
@@ -232,6 +249,26 @@ struct FileSpec {
     #[serde(default)]
     handler: Vec<Spanned<HandlerEntry>>,
     trust: Option<Spanned<TrustSpec>>,
+    escalation: Option<Spanned<EscalationSpec>>,
+}
+
+/// `[escalation]`: the review service (`url`), its public key (`key`, a PEM file relative to
+/// the file), and `[escalation.redact]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EscalationSpec {
+    url: Spanned<String>,
+    key: Option<Spanned<String>>,
+    #[serde(default)]
+    redact: RedactSpec,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RedactSpec {
+    excerpt_chars: Option<usize>,
+    #[serde(default)]
+    patterns: Vec<Spanned<String>>,
 }
 
 /// `[trust]`: public keys (PEM files, relative to the file) and whether every plugin that is
@@ -341,6 +378,7 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
         notices: Vec::new(),
         cache_dir: None,
         trust: None,
+        escalation: None,
     };
     let mut default_set_by: Option<(Tier, Verdict)> = None;
     let mut builtin_chain = true;
@@ -408,6 +446,16 @@ pub fn load(paths: &LayerPaths) -> Result<Policy> {
                 );
             }
             policy.trust = Some(trust(&source, spec)?);
+        }
+        if let Some(spec) = &file.escalation {
+            if tier != Tier::Org {
+                return source.error(
+                    spec.span(),
+                    "escalation",
+                    "only the org file says where escalations go (a lower layer cannot change it)",
+                );
+            }
+            policy.escalation = Some(escalation(&source, spec)?);
         }
         if let Some(setting) = &file.settings.builtin_chain {
             let allowed = tier == Tier::Org || (tier == Tier::User && paths.org.is_none());
@@ -517,6 +565,7 @@ pub fn builtin_floor() -> Result<Policy> {
         notices: Vec::new(),
         cache_dir: None,
         trust: None,
+        escalation: None,
     })
 }
 
@@ -721,16 +770,7 @@ fn config_place(source: &Source, name: &str, pointer: &str) -> Option<(PathBuf, 
 fn trust(source: &Source, spec: &Spanned<TrustSpec>) -> Result<Trust> {
     let mut keys = Vec::new();
     for (number, name) in spec.get_ref().keys.iter().enumerate() {
-        let path = source.resolve(name.get_ref());
-        let key = read_file(&path)
-            .and_then(|pem| PublicKey::from_pem(&pem))
-            .or_else(|why| {
-                source.error(
-                    name.span(),
-                    &format!("trust.keys[{number}]"),
-                    format!("{}: {why:#}", path.display()),
-                )
-            })?;
+        let (path, key) = public_key(source, name, &format!("trust.keys[{number}]"))?;
         keys.push(TrustedKey { path, key });
     }
     Ok(Trust {
@@ -738,6 +778,56 @@ fn trust(source: &Source, spec: &Spanned<TrustSpec>) -> Result<Trust> {
         require_signatures: spec.get_ref().require_signatures,
         origin: format!(
             "[trust] of {}:{}",
+            source.path.display(),
+            source.line(spec.span().start)
+        ),
+    })
+}
+
+/// A public key (PEM) the file names by a path relative to itself, under `key`.
+fn public_key(source: &Source, name: &Spanned<String>, key: &str) -> Result<(PathBuf, PublicKey)> {
+    let path = source.resolve(name.get_ref());
+    let read = read_file(&path).and_then(|pem| PublicKey::from_pem(&pem));
+    match read {
+        Ok(public) => Ok((path, public)),
+        Err(why) => source.error(name.span(), key, format!("{}: {why:#}", path.display())),
+    }
+}
+
+fn escalation(source: &Source, spec: &Spanned<EscalationSpec>) -> Result<Escalation> {
+    let entry = spec.get_ref();
+    let url = entry.url.get_ref().trim().to_owned();
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        return source.error(
+            entry.url.span(),
+            "escalation.url",
+            "an http:// or https:// URL of `acp-gate serve`",
+        );
+    }
+    let key = match &entry.key {
+        Some(name) => Some(public_key(source, name, "escalation.key")?),
+        None => None,
+    };
+    let mut redact = Vec::new();
+    for (number, pattern) in entry.redact.patterns.iter().enumerate() {
+        match regex::Regex::new(pattern.get_ref()) {
+            Ok(regex) => redact.push(regex),
+            Err(why) => {
+                return source.error(
+                    pattern.span(),
+                    &format!("escalation.redact.patterns[{number}]"),
+                    format!("not a regular expression: {why}"),
+                );
+            }
+        }
+    }
+    Ok(Escalation {
+        url,
+        key,
+        excerpt_chars: entry.redact.excerpt_chars,
+        redact,
+        origin: format!(
+            "[escalation] of {}:{}",
             source.path.display(),
             source.line(spec.span().start)
         ),

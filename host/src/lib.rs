@@ -41,6 +41,8 @@ mod resolve;
 mod review;
 pub mod runtime;
 mod scaffold;
+mod serve;
+pub mod service;
 pub mod shorthand;
 mod state;
 mod style;

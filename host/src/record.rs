@@ -28,6 +28,8 @@ pub enum ResolvedBy {
     Editor,
     /// The agent, for `hook`: an ask passed on to its own prompt, answered by its user there.
     Agent,
+    /// A reviewer on the review service (`acp-gate serve`), while the request waited.
+    Reviewer,
 }
 
 impl ResolvedBy {
@@ -41,6 +43,7 @@ impl ResolvedBy {
             ResolvedBy::Granted => "granted",
             ResolvedBy::Editor => "editor",
             ResolvedBy::Agent => "agent",
+            ResolvedBy::Reviewer => "reviewer",
         }
     }
 
@@ -110,6 +113,11 @@ impl<'a> DecisionRecord<'a> {
 /// One line of the audit log.
 #[derive(Debug, Serialize)]
 pub struct AuditLine<'a> {
+    /// The log's id, the line's place in it (from 1) and the hash of the line before it
+    /// (absent for the first): deleting, reordering or editing a line breaks the chain
+    /// (`acp-gate audit verify`).
+    #[serde(flatten)]
+    pub link: Link,
     pub timestamp_ms: u64,
     /// The sha256 of the params the agent sent.
     pub request_digest: String,
@@ -124,6 +132,18 @@ pub struct AuditLine<'a> {
     /// to join the decision with the agent's traces.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<Value>,
+    /// The agent's program, when the gate knows it (for the review service's audit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<&'a str>,
+}
+
+/// A line's place in its log's hash chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Link {
+    pub log: String,
+    pub seq: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prev: Option<String>,
 }
 
 /// A `decision` line of `run` and `proxy` with `--format json`.
@@ -191,6 +211,13 @@ impl<'a> Escalation<'a> {
             resume: None,
         }
     }
+}
+
+/// An escalation's stable id: the same request (its fingerprint) in the same session is the
+/// same escalation, locally and on the review service.
+pub fn escalation_id(session_id: &str, fingerprint: &str) -> String {
+    let digest = crate::digest::sha256_hex(format!("{session_id}\n{fingerprint}").as_bytes());
+    format!("esc-{}", &digest[..12])
 }
 
 /// A line of `check --format json`: which document, what it asked, how it was decided.

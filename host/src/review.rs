@@ -181,25 +181,38 @@ pub fn suggest(entries: &[Entry], min: usize) -> Vec<Suggestion> {
         if refused.contains(&entry.subject.as_str()) {
             continue;
         }
-        let head: Vec<&str> = command.split(' ').take(2).collect();
-        let group = groups.entry(head.join("-")).or_default();
+        let group = groups.entry(head(&command)).or_default();
         *group.entry(command).or_default() += 1;
     }
     groups
         .into_iter()
         .filter_map(|(head, commands)| {
             let approvals: usize = commands.values().sum();
-            (approvals >= min).then(|| {
-                let commands: Vec<String> = commands.into_keys().collect();
-                Suggestion {
-                    name: format!("approved-{head}"),
-                    limit: format!("{} --and-more", commands[0]),
-                    commands,
-                    approvals,
-                }
-            })
+            (approvals >= min).then(|| suggestion(&head, commands.into_keys().collect(), approvals))
         })
         .collect()
+}
+
+/// The rule a reviewer proposes when they allow `subject` once (on the review service): it
+/// allows exactly that command, with a near miss as its `not_match`; `None` when acp-gate
+/// cannot state the command exactly as a rule.
+pub fn proposal(subject: &str) -> Option<Suggestion> {
+    let command = plain_command(subject)?;
+    Some(suggestion(&head(&command), vec![command], 1))
+}
+
+/// A command's program and first word, which name its rule.
+fn head(command: &str) -> String {
+    command.split(' ').take(2).collect::<Vec<_>>().join("-")
+}
+
+fn suggestion(head: &str, commands: Vec<String>, approvals: usize) -> Suggestion {
+    Suggestion {
+        name: format!("approved-{head}"),
+        limit: format!("{} --and-more", commands[0]),
+        commands,
+        approvals,
+    }
 }
 
 /// `text` as the one simple command org-policy would see (program's base name lower-cased,
@@ -230,6 +243,11 @@ pub fn handlers_toml(suggestions: &[Suggestion], source: &Path) -> String {
         source.display(),
         suggestions.len()
     );
+    rules_toml(suggestions, &header)
+}
+
+/// The suggestions as a `handlers.toml` under `header` (comment lines).
+pub fn rules_toml(suggestions: &[Suggestion], header: &str) -> String {
     let rules: Vec<Rule> = suggestions
         .iter()
         .map(|suggestion| {
@@ -255,7 +273,7 @@ pub fn handlers_toml(suggestions: &[Suggestion], source: &Path) -> String {
             suggestion.map_or(0, |s| s.approvals)
         )]
     };
-    policy::handlers_toml(&header, "name = \"suggested\"\n", &rules, approvals)
+    policy::handlers_toml(header, "name = \"suggested\"\n", &rules, approvals)
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ use tokio::sync::watch;
 
 use super::ask::{Answer as Choice, PromptChoice, Prompter};
 use super::calls::Call;
+use super::escalation::{self, Reviewed};
 use super::fs;
 use super::gate::{Answer, Asked, Gate, Judged, Reply};
 use super::orchestrate::Granted;
@@ -30,6 +31,7 @@ use super::terminal::{Spawn, Terminals};
 use crate::chain::Decision;
 use crate::record::ResolvedBy;
 use crate::request::{OptionKind, SessionContext};
+use crate::service::escalator::Escalator;
 use crate::verdict::Verdict;
 
 /// ACP's "resource not found".
@@ -88,6 +90,8 @@ pub struct Client {
     terminals: Terminals,
     /// The ids of the gated requests not answered yet.
     in_flight: Mutex<HashSet<RawJsonRpcId>>,
+    /// The review service asks nobody here can answer go to (`--escalate-to`).
+    escalator: Option<Escalator>,
 }
 
 impl Client {
@@ -101,7 +105,13 @@ impl Client {
             gate_ended_turn: AtomicBool::new(false),
             terminals: Terminals::default(),
             in_flight: Mutex::default(),
+            escalator: None,
         }
+    }
+
+    /// Sends the asks nobody here can answer to a review service.
+    pub fn escalating(self, escalator: Option<Escalator>) -> Client {
+        Client { escalator, ..self }
     }
 
     pub fn set_session_id(&self, id: &str) {
@@ -307,10 +317,12 @@ impl Client {
             settled = self.answer(&judged) => settled,
         };
         let answer = match (answer, &target) {
-            (Answer::Allowed, Some((raw, decided))) => match fs::recheck(raw, &ctx, decided) {
-                Ok(_) => Answer::Allowed,
-                Err(changed) => Answer::Refused(format!("{changed:#}")),
-            },
+            (answer @ (Answer::Allowed | Answer::Approved(_)), Some((raw, decided))) => {
+                match fs::recheck(raw, &ctx, decided) {
+                    Ok(_) => answer,
+                    Err(changed) => Answer::Refused(format!("{changed:#}")),
+                }
+            }
             (answer, _) => answer,
         };
         match self.gate.conclude(&judged, answer, by) {
@@ -358,7 +370,8 @@ impl Client {
         let (settled, by) = self.settle(judged, &choices).await;
         let answer = match (settled, is_call) {
             (Settled::Cancelled, _) => Answer::Cancelled,
-            (Settled::Allow(_) | Settled::Granted(_), true) => Answer::Allowed,
+            (Settled::Allow(_), true) => Answer::Allowed,
+            (Settled::Granted(note), true) => Answer::Approved(note),
             (Settled::Granted(note), false) => {
                 Answer::by_kind(request, OptionKind::AllowOnce, Some(note))
             }
@@ -401,14 +414,19 @@ impl Client {
             chosen: None,
             message: None,
         };
+        let cancelled = *self.cancelled.borrow();
         match settle(
             decision.outcome,
-            *self.cancelled.borrow(),
+            cancelled,
             remembered,
             self.prompter.is_some(),
         ) {
             Settle::Cancelled => return (Settled::Cancelled, ResolvedBy::Cancelled),
             Settle::Now { allow: true, by } => return (Settled::Allow(None), by),
+            Settle::Now {
+                allow: false,
+                by: ResolvedBy::Escalated,
+            } if self.escalator.is_some() => return self.escalate(judged).await,
             Settle::Now { allow: false, by } => return (reject, by),
             Settle::Prompt => {}
         }
@@ -416,6 +434,35 @@ impl Client {
             return (reject, ResolvedBy::Escalated);
         };
         self.prompt(prompter, judged, decision, choices).await
+    }
+
+    /// An ask nobody here can answer, sent to the review service (see [`escalation`]); a
+    /// cancelled turn stops the wait.
+    async fn escalate(&self, judged: &Judged) -> (Settled, ResolvedBy) {
+        let Some(escalator) = &self.escalator else {
+            unreachable!("only called with a review service")
+        };
+        let reviewed = tokio::select! {
+            reviewed = escalation::review(&self.gate, escalator, judged) => reviewed,
+            () = self.until_cancelled() => return (Settled::Cancelled, ResolvedBy::Cancelled),
+        };
+        match reviewed {
+            Reviewed::Allowed(note) => (Settled::Granted(note), ResolvedBy::Reviewer),
+            Reviewed::Denied(note) => (
+                Settled::Reject {
+                    chosen: None,
+                    message: Some(note),
+                },
+                ResolvedBy::Reviewer,
+            ),
+            Reviewed::Open => (
+                Settled::Reject {
+                    chosen: None,
+                    message: None,
+                },
+                ResolvedBy::Escalated,
+            ),
+        }
     }
 
     async fn prompt(

@@ -130,6 +130,8 @@ pub enum Answer {
     Relayed(Value),
     /// A gated call goes ahead.
     Allowed,
+    /// A gated call goes ahead on someone's word given elsewhere (a grant, a reviewer): who.
+    Approved(String),
     /// A gated call is refused; with the person's message, if they gave one.
     Denied { message: Option<String> },
     /// `cancelled`: the turn was cancelled, or no option of the needed kind was offered.
@@ -189,7 +191,7 @@ impl Answer {
                 .map(|o| matches!(o.kind, OptionKind::AllowOnce | OptionKind::AllowAlways))
         };
         match self {
-            Answer::Allowed => Some(true),
+            Answer::Allowed | Answer::Approved(_) => Some(true),
             Answer::Selected { option, .. } => option_allows(option),
             Answer::Relayed(outcome) => match outcome.get("outcome").and_then(Value::as_str) {
                 Some("selected") => option_allows(outcome.get("optionId")?.as_str()?),
@@ -210,7 +212,7 @@ impl Answer {
                 .filter(|_| outcome.get("outcome").and_then(Value::as_str) == Some("selected"))
                 .unwrap_or("cancelled")
                 .to_owned(),
-            Answer::Allowed => "allowed".to_owned(),
+            Answer::Allowed | Answer::Approved(_) => "allowed".to_owned(),
             Answer::Denied { .. } => "denied".to_owned(),
             Answer::Cancelled => "cancelled".to_owned(),
             Answer::Refused(why) => format!("refused: {why}"),
@@ -222,6 +224,7 @@ impl Answer {
     fn message(&self) -> Option<&str> {
         match self {
             Answer::Selected { message, .. } | Answer::Denied { message } => message.as_deref(),
+            Answer::Approved(by) => Some(by),
             _ => None,
         }
     }
@@ -433,7 +436,9 @@ impl Gate {
             Answer::Cancelled if is_call => Reply::Error(Error::request_cancelled()),
             Answer::Cancelled => Reply::Outcome(json!({ "outcome": { "outcome": "cancelled" } })),
             // Only a hook passes an ask on, and it answers in its own terms.
-            Answer::Allowed | Answer::Reported(_) | Answer::PassedOn => Reply::Proceed,
+            Answer::Allowed | Answer::Reported(_) | Answer::PassedOn | Answer::Approved(_) => {
+                Reply::Proceed
+            }
             Answer::Denied { message } => Reply::Error(calls::denial(decision, message.as_deref())),
             Answer::Refused(why) => Reply::Error(Error::new(
                 ErrorCode::from(calls::DENIED),

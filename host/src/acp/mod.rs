@@ -6,7 +6,8 @@
 //! the [`tracker`] knows of its tool call; [`calls`] reads the client calls), decided by the
 //! chain, recorded, and answered; so is a switch of the session's mode ([`switch`]), asked for
 //! by the editor or reported by the agent. In `run`, an ask is settled by a session rule ([`rules`]),
-//! the person at the terminal ([`ask`]), or, with nobody to ask, rejected and escalated; acp-gate
+//! the person at the terminal ([`ask`]), or, with nobody to ask, rejected and escalated (to a
+//! review service, where a reviewer may decide while it waits: [`escalation`]); acp-gate
 //! itself carries out the `fs` ([`fs`]) and `terminal` ([`terminal`]) calls it allowed, and keeps
 //! its named session, escalations and grants for an orchestrator ([`orchestrate`]). What either
 //! front end shows goes through [`output`].
@@ -15,6 +16,7 @@ pub mod ask;
 pub mod calls;
 pub mod client;
 pub mod conductor;
+pub mod escalation;
 pub mod fs;
 pub mod gate;
 pub mod orchestrate;

@@ -1,16 +1,18 @@
 //! What `run` keeps for whoever orchestrates it: the named session (to resume it), each
 //! escalation (with a stable id and the command line that resumes the session with it granted),
-//! and the grants given on a resume, each of which lets one escalated request through once.
+//! and the grants given on a resume, each of which lets one escalated request through once
+//! (with a review service, only as its reviewer signed it).
 
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 use crate::chain::Decision;
-use crate::digest::sha256_hex;
-use crate::record::Escalation;
+use crate::record::{Escalation, escalation_id};
 use crate::request::ToolRequest;
+use crate::service::Ruling;
+use crate::service::escalator::Escalator;
 use crate::state::{EscalationEntry, Escalations, SessionEntry, Sessions, now_ms};
 use crate::verdict::Verdict;
 
@@ -27,14 +29,15 @@ pub struct Orchestration {
     escalations: Mutex<Escalations>,
     /// The grants of this run not used yet.
     grants: Mutex<Vec<Grant>>,
-    granted_by: Option<String>,
 }
 
-/// One escalated request the orchestrator approved.
+/// One escalated request the orchestrator (or a reviewer) approved.
 #[derive(Debug, Clone)]
 pub struct Grant {
     pub id: String,
     fingerprint: String,
+    /// Who approved it, for the audit log.
+    by: Option<String>,
 }
 
 /// What a grant did for a request.
@@ -63,7 +66,6 @@ impl Orchestration {
             sessions: Mutex::new(sessions),
             escalations: Mutex::new(escalations),
             grants: Mutex::default(),
-            granted_by: None,
         }
     }
 
@@ -88,11 +90,46 @@ impl Orchestration {
             grants.push(Grant {
                 id: id.clone(),
                 fingerprint: entry.fingerprint.clone(),
+                by: by.clone(),
             });
         }
         drop(escalations);
         self.grants = Mutex::new(grants);
-        self.granted_by = by;
+        Ok(())
+    }
+
+    /// With a review service, a grant is its reviewer's signed decision, claimed once: each
+    /// grant is replaced by what the service signed (the request's fingerprint, who allowed
+    /// it), so that editing a local file grants nothing.
+    pub async fn countersign(&mut self, escalator: &Escalator) -> Result<()> {
+        let Some(session) = self.resumed.clone() else {
+            return Ok(());
+        };
+        let grants = std::mem::take(self.grants.get_mut().unwrap_or_else(|p| p.into_inner()));
+        let mut signed = Vec::new();
+        for grant in grants {
+            let statement = escalator
+                .claim(&grant.id, &session)
+                .await
+                .with_context(|| format!("--grant {}", grant.id))?;
+            if statement.ruling != Ruling::Allow {
+                let why = statement
+                    .message
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default();
+                bail!(
+                    "--grant {}: {} denied it on the review service{why}",
+                    grant.id,
+                    statement.reviewer
+                );
+            }
+            signed.push(Grant {
+                id: grant.id,
+                fingerprint: statement.fingerprint,
+                by: Some(statement.reviewer),
+            });
+        }
+        self.grants = Mutex::new(signed);
         Ok(())
     }
 
@@ -131,9 +168,9 @@ impl Orchestration {
             };
             return Some(Granted::Refused(format!("grant {id} not used: {why}")));
         }
-        grants.remove(index);
+        let grant = grants.remove(index);
         drop(grants);
-        let by = self.granted_by.as_deref();
+        let by = grant.by.as_deref();
         if let Err(error) = lock(&self.escalations).granted(&id, by) {
             return Some(Granted::Refused(format!("grant {id} not used: {error:#}")));
         }
@@ -147,10 +184,7 @@ impl Orchestration {
     /// record with the id and the command line that resumes the session with it granted.
     pub fn escalated(&self, escalation: &mut Escalation<'_>, request: &ToolRequest) -> Result<()> {
         let fingerprint = request.fingerprint();
-        let id = format!(
-            "esc-{}",
-            &sha256_hex(format!("{}\n{fingerprint}", request.session_id).as_bytes())[..12]
-        );
+        let id = escalation_id(&request.session_id, &fingerprint);
         let resume = self.name.as_ref().map(|name| self.resume_line(name, &id));
         escalation.id = Some(id.clone());
         escalation.session_name = self.name.clone();

@@ -267,6 +267,7 @@ impl Output {
             ResolvedBy::Editor => " (answered in the editor)".into(),
             ResolvedBy::Agent => " (passed on to the agent's own prompt)".into(),
             ResolvedBy::Granted => " (granted by the orchestrator)".into(),
+            ResolvedBy::Reviewer => " (decided by a reviewer on the review service)".into(),
         };
         lines.push(format!(
             "    {} → {}{}",

@@ -1,16 +1,18 @@
-//! `acp-gate audit [summary]` and `acp-gate audit suggest`: an audit log read back (see
-//! [`crate::review`]), with the escalations still open.
+//! `acp-gate audit [summary]`, `audit suggest`, `audit verify` and `audit ship`: an audit log
+//! read back (see [`crate::review`]) with the escalations still open, its hash chain checked
+//! (see [`crate::audit::verify`]), and its spool sent to the review service.
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use crate::args::OutputFormat;
+use crate::args::{EscalationArgs, OutputFormat};
 use crate::audit::AuditLog;
 use crate::exit;
 use crate::review::{self, Counts};
+use crate::service::escalator::{Escalator, Origin};
 use crate::state::{self, Escalations};
 
 #[derive(Args, Debug)]
@@ -29,6 +31,33 @@ pub enum AuditCommand {
     /// Org-policy allow rules for the commands people approved again and again, each as
     /// narrow as what they approved, as a handlers.toml to test with `acp-gate check`.
     Suggest(SuggestArgs),
+    /// Check the log's hash chain: each line must name the hash of the line before it. Names
+    /// the first line where it breaks (exit code 1).
+    Verify(VerifyArgs),
+    /// Send the records not shipped yet to the review service now (a run ships by itself; this
+    /// is for a spool left by a service that was down).
+    Ship(ShipArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// The audit log [default: as for `audit`].
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct ShipArgs {
+    /// The audit log [default: as for `audit`].
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// The org file, for its `[escalation]` (also $ACP_GATE_ORG_HANDLERS).
+    #[arg(long, value_name = "FILE")]
+    pub org_handlers: Option<PathBuf>,
+    #[command(flatten)]
+    pub escalation: EscalationArgs,
 }
 
 #[derive(Args, Debug)]
@@ -54,12 +83,78 @@ pub struct SuggestArgs {
     pub format: OutputFormat,
 }
 
-pub fn audit(args: AuditArgs) -> Result<u8> {
+pub async fn audit(args: AuditArgs) -> Result<u8> {
     match args.command {
         Some(AuditCommand::Suggest(suggest)) => self::suggest(suggest),
         Some(AuditCommand::Summary(summary)) => self::summary(summary),
+        Some(AuditCommand::Verify(verify)) => self::verify(verify),
+        Some(AuditCommand::Ship(ship)) => self::ship(ship).await,
         None => self::summary(args.summary),
     }
+}
+
+fn verify(args: VerifyArgs) -> Result<u8> {
+    let path = args.file.unwrap_or_else(AuditLog::default_path);
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read the audit log {}", path.display()))?;
+    let verified = crate::audit::verify(&text);
+    let code = match verified.broken {
+        Some(_) => exit::ERROR,
+        None => exit::OK,
+    };
+    if args.format == OutputFormat::Json {
+        println!("{}", json!({ "file": path, "verified": verified }));
+        return Ok(code);
+    }
+    let unchained = match verified.unchained {
+        0 => String::new(),
+        n => format!(
+            " ({n} line(s) at its start were written before acp-gate chained its audit log)"
+        ),
+    };
+    match &verified.broken {
+        None => println!(
+            "{}: {} line(s), the chain holds{unchained}",
+            path.display(),
+            verified.lines
+        ),
+        Some((line, why)) => eprintln!(
+            "acp-gate: {}:{line}: the audit chain breaks here: {why}",
+            path.display()
+        ),
+    }
+    Ok(code)
+}
+
+async fn ship(args: ShipArgs) -> Result<u8> {
+    let path = args.file.unwrap_or_else(AuditLog::default_path);
+    let workspace = std::env::current_dir()?;
+    let layers =
+        crate::config::LayerPaths::discover(args.org_handlers.as_deref(), None, &workspace)?;
+    let org = crate::config::load(&crate::config::LayerPaths {
+        lower: Vec::new(),
+        ..layers
+    })?
+    .escalation;
+    let origin = Origin::here(&workspace, &[]);
+    let Some(escalator) = Escalator::configure(&args.escalation, org.as_ref(), origin)? else {
+        anyhow::bail!(
+            "no review service: give --escalate-to URL, or the org file's [escalation] url"
+        );
+    };
+    let shipped = escalator.shipper(&path).ship().await?;
+    println!(
+        "{}: {} record(s) shipped to {} ({} new, {} it had already)",
+        path.display(),
+        shipped.sent,
+        escalator.client.url(),
+        shipped.ingested.accepted,
+        shipped.ingested.duplicates
+    );
+    for why in &shipped.ingested.breaks {
+        eprintln!("acp-gate: the review service found a break in the chain: {why}");
+    }
+    Ok(exit::OK)
 }
 
 fn summary(args: SummaryArgs) -> Result<u8> {

@@ -84,6 +84,7 @@ pub async fn demo() -> Result<u8> {
         protocol: 1,
         resume: None,
         orchestration: None,
+        escalation: None,
     };
     let (code, client) = start(setup, agent, Prompts::Once(PROMPT.to_owned())).await?;
     let count = |n: &std::sync::atomic::AtomicUsize| n.load(Ordering::Relaxed);

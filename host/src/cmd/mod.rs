@@ -11,6 +11,7 @@ pub mod plugin;
 pub mod policy;
 pub mod proxy;
 pub mod run;
+pub mod serve;
 pub mod sessions;
 
 use crate::LoadOptions;

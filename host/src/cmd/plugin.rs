@@ -418,6 +418,7 @@ async fn test(args: TestArgs) -> Result<u8> {
         notices: Vec::new(),
         cache_dir: None,
         trust: None,
+        escalation: None,
     };
     let ctx = SessionContext::for_workspace("plugin-test", &workspace);
     let chain = Chain::load(runtime()?, policy, &ctx).await?;

@@ -15,10 +15,12 @@ use crate::acp::gate::Gate;
 use crate::acp::orchestrate::Orchestration;
 use crate::acp::output::Output;
 use crate::acp::session::{self, Prompts, SessionSpec};
-use crate::args::{OutputFormat, PolicyArgs};
+use crate::args::{EscalationArgs, OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
 use crate::exit;
 use crate::request::SessionContext;
+use crate::service::escalator::{Escalator, Origin};
+use crate::service::ship::Shipper;
 use crate::state::{self, Escalations, Sessions};
 
 #[derive(Args, Debug)]
@@ -62,6 +64,8 @@ pub struct RunArgs {
     /// Who granted, for the audit log.
     #[arg(long, value_name = "TEXT", requires = "grant")]
     pub granted_by: Option<String>,
+    #[command(flatten)]
+    pub escalation: EscalationArgs,
     /// The agent's command and arguments [default: the resumed session's].
     #[arg(last = true, value_name = "AGENT")]
     pub agent: Vec<String>,
@@ -97,6 +101,7 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         protocol: orchestration.protocol,
         resume: orchestration.resumed.clone(),
         orchestration: Some(orchestration),
+        escalation: Some(args.escalation),
     };
     let (code, client) = start(setup, agent, prompts).await?;
     let escalations = client.gate.escalations();
@@ -124,6 +129,8 @@ pub(super) struct Setup {
     pub resume: Option<String>,
     /// The named session, its escalations and grants (`run`, not the demo).
     pub orchestration: Option<Orchestration>,
+    /// Where escalations go (`run`; the demo escalates nowhere).
+    pub escalation: Option<EscalationArgs>,
 }
 
 /// The agent to run, and the orchestration of its session: the session resumed (by name or
@@ -177,15 +184,27 @@ pub(super) async fn start(
     prompts: Prompts,
 ) -> Result<(u8, Arc<Client>)> {
     let chain = crate::load_chain(&setup.load).await?;
+    let origin = Origin::here(&setup.load.workspace, &agent);
+    let escalator = match &setup.escalation {
+        Some(args) => Escalator::configure(args, chain.escalation.as_ref(), origin.clone())?,
+        None => None,
+    };
     let output = Output::new(setup.format, setup.verbose);
-    let audit = AuditLog::open(&setup.audit.unwrap_or_else(AuditLog::default_path))?;
+    let audit_path = setup.audit.unwrap_or_else(AuditLog::default_path);
+    let audit = AuditLog::open(&audit_path)?.with_agent(Some(origin.agent));
     let ctx = SessionContext::for_workspace("", &setup.load.workspace);
     let prompter = setup.input.map(Prompter::new);
     let mut gate = Gate::new(chain, audit, output);
-    if let Some(orchestration) = setup.orchestration {
+    if let Some(mut orchestration) = setup.orchestration {
+        if let Some(escalator) = &escalator {
+            orchestration.countersign(escalator).await?;
+        }
         gate = gate.orchestrated(orchestration);
     }
-    let client = Arc::new(Client::new(gate, ctx, prompter));
+    let shipping = escalator
+        .as_ref()
+        .map(|e| ship_while_running(e.shipper(&audit_path)));
+    let client = Arc::new(Client::new(gate, ctx, prompter).escalating(escalator));
     let code = session::run_session(
         client.clone(),
         SessionSpec {
@@ -198,7 +217,38 @@ pub(super) async fn start(
         },
     )
     .await;
+    if let Some((background, shipper)) = shipping {
+        background.abort();
+        if let Err(error) = tokio::time::timeout(FINAL_SHIPPING, shipper.ship())
+            .await
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("it took longer than {FINAL_SHIPPING:?}")))
+        {
+            client.gate.output.notice(&format!(
+                "the audit records not shipped yet stay in {} and go next time: {error:#}",
+                audit_path.display()
+            ));
+        }
+    }
     let code = client.gate.exit_code(code);
     client.gate.output.end(code, client.gate.escalations());
     Ok((code, client))
+}
+
+/// How long a run waits at its end for its audit records to reach the review service.
+const FINAL_SHIPPING: Duration = Duration::from_secs(10);
+
+/// Ships the audit log to the review service every few seconds while the session runs (a
+/// failure waits for the next round: the log is the spool); the shipper, for the last round.
+fn ship_while_running(shipper: Shipper) -> (tokio::task::JoinHandle<()>, Arc<Shipper>) {
+    let shipper = Arc::new(shipper);
+    let background = {
+        let shipper = shipper.clone();
+        tokio::spawn(async move {
+            loop {
+                let _ = shipper.ship().await;
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+        })
+    };
+    (background, shipper)
 }

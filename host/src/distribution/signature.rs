@@ -201,6 +201,16 @@ impl PrivateKey {
         Ok(pem_encode(SIGSTORE_KEY_LABEL, &json))
     }
 
+    /// The key as plain PKCS#8 PEM `PRIVATE KEY`, for a store that is itself protected (the
+    /// review service keeps its signing key in its database).
+    pub fn to_pem(&self) -> Result<String> {
+        let pkcs8 = self
+            .key
+            .to_pkcs8_der()
+            .map_err(|_| anyhow!("cannot encode the private key as PKCS#8"))?;
+        Ok(pem_encode("PRIVATE KEY", pkcs8.as_bytes()))
+    }
+
     /// The key's public half.
     pub fn public_key(&self) -> PublicKey {
         PublicKey {

@@ -1,0 +1,794 @@
+//! The review service's storage: SQLite (a file, the default) or PostgreSQL, behind one
+//! `sqlx::Any` pool and one set of queries in the SQL both speak. Migrations are compiled into
+//! the binary (`host/migrations/`) and run on start; nothing needs a database at build time.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::{AnyPool, Row};
+
+use crate::distribution::signature::PrivateKey;
+use crate::service::{Ruling, ShippedRecord, Submission};
+
+/// The migrations, in order: (version, description, SQL).
+const MIGRATIONS: &[(i64, &str, &str)] = &[(
+    1,
+    "review service",
+    include_str!("../../migrations/0001_review_service.sql"),
+)];
+
+/// Which database a URL names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A role a token gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// A developer's gate: submits escalations, waits for them, ships audit. Decides nothing.
+    Gate,
+    /// Decides escalations (never their own) and reads the page.
+    Reviewer,
+    /// A reviewer who also sees every token.
+    Admin,
+}
+
+impl Role {
+    pub fn parse(text: &str) -> Result<Role> {
+        match text {
+            "gate" => Ok(Role::Gate),
+            "reviewer" => Ok(Role::Reviewer),
+            "admin" => Ok(Role::Admin),
+            other => bail!("`{other}` is not a role: gate, reviewer or admin"),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Gate => "gate",
+            Role::Reviewer => "reviewer",
+            Role::Admin => "admin",
+        }
+    }
+
+    /// Whether it may decide escalations and read the page.
+    pub fn reviews(self) -> bool {
+        self >= Role::Reviewer
+    }
+}
+
+/// A token's record (never its secret).
+#[derive(Debug, Clone, Serialize)]
+pub struct Token {
+    pub id: String,
+    pub name: String,
+    pub role: Role,
+    pub team: Option<String>,
+    pub created_ms: i64,
+    pub revoked_ms: Option<i64>,
+}
+
+impl Token {
+    /// The person a token stands for: its name up to `@` (`alice@laptop` is alice's).
+    pub fn person(&self) -> &str {
+        person(&self.name)
+    }
+}
+
+/// The person a token name stands for.
+pub fn person(name: &str) -> &str {
+    name.split('@').next().unwrap_or(name)
+}
+
+/// An escalation as stored.
+#[derive(Debug, Clone, Serialize)]
+pub struct Escalation {
+    pub id: String,
+    pub token_id: String,
+    pub requester: String,
+    pub team: Option<String>,
+    pub session_id: String,
+    pub fingerprint: String,
+    pub kind: String,
+    pub tool: String,
+    pub subject: String,
+    pub agent: String,
+    pub submission: Submission,
+    pub created_ms: i64,
+    pub status: String,
+    pub reviewer: Option<String>,
+    pub decided_ms: Option<i64>,
+    pub message: Option<String>,
+    pub rule: Option<String>,
+    pub statement: Option<String>,
+    pub signature: Option<String>,
+    pub claimed_ms: Option<i64>,
+}
+
+/// What a submission did.
+#[derive(Debug, PartialEq)]
+pub enum Submitted {
+    Created,
+    /// The same escalation, sent again.
+    Existing,
+    /// The id is taken by another gate's escalation, or by another request.
+    Conflict(&'static str),
+}
+
+/// Which escalations a list shows.
+#[derive(Debug, Default, Clone, Serialize, serde::Deserialize)]
+pub struct Filter {
+    #[serde(default)]
+    pub team: Option<String>,
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub kind: Option<String>,
+}
+
+/// The decision to store.
+pub struct Decided<'a> {
+    pub reviewer: &'a str,
+    pub ruling: Ruling,
+    pub message: Option<&'a str>,
+    pub rule: Option<&'a str>,
+    pub statement: &'a str,
+    pub signature: &'a str,
+    pub decided_ms: i64,
+}
+
+/// A count of decisions by what was decided.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Tally {
+    pub name: String,
+    pub allow: i64,
+    pub deny: i64,
+    pub ask: i64,
+    pub total: i64,
+}
+
+/// The organisation's audit, grouped for the page.
+#[derive(Debug, Default, Serialize)]
+pub struct AuditSummary {
+    pub total: Tally,
+    pub by_handler: Vec<Tally>,
+    pub by_agent: Vec<Tally>,
+    pub by_developer: Vec<Tally>,
+    pub most_asked: Vec<(String, i64)>,
+    pub broken: Vec<BrokenChain>,
+}
+
+/// A log whose chain the service found broken.
+#[derive(Debug, Clone, Serialize)]
+pub struct BrokenChain {
+    pub developer: String,
+    pub log: String,
+    pub seq: i64,
+    pub why: String,
+}
+
+pub struct Db {
+    pool: AnyPool,
+    pub backend: Backend,
+    /// The URL, for LISTEN/NOTIFY's own connection.
+    pub url: String,
+}
+
+/// A database URL from `--database`: a `postgres://` URL, a `sqlite:` URL, or a file's path
+/// (a SQLite database, created if missing).
+pub fn url_of(database: &str) -> Result<(Backend, String)> {
+    if database.starts_with("postgres://") || database.starts_with("postgresql://") {
+        return Ok((Backend::Postgres, database.to_owned()));
+    }
+    let path = database
+        .strip_prefix("sqlite://")
+        .or_else(|| database.strip_prefix("sqlite:"));
+    let path = Path::new(path.unwrap_or(database));
+    if database.contains("://") && !database.starts_with("sqlite:") {
+        bail!("--database {database}: a postgres:// URL, or a SQLite file's path");
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("--database: cannot create {}", parent.display()))?;
+    }
+    let absolute = std::path::absolute(path)?;
+    Ok((
+        Backend::Sqlite,
+        format!("sqlite://{}?mode=rwc", absolute.display()),
+    ))
+}
+
+impl Db {
+    /// Connects, and brings the schema up to date.
+    pub async fn open(database: &str) -> Result<Db> {
+        let (backend, url) = url_of(database)?;
+        sqlx::any::install_default_drivers();
+        let mut options = AnyPoolOptions::new().max_connections(16);
+        if backend == Backend::Sqlite {
+            options = options.after_connect(|connection, _| {
+                Box::pin(async move {
+                    // WAL: readers never wait for the writer; NORMAL: a commit survives a crash
+                    // of the service (not of the machine's power) without an fsync each.
+                    sqlx::query("PRAGMA synchronous = NORMAL")
+                        .execute(&mut *connection)
+                        .await?;
+                    sqlx::query("PRAGMA busy_timeout = 10000")
+                        .execute(&mut *connection)
+                        .await?;
+                    Ok(())
+                })
+            });
+        }
+        let pool = options
+            .connect(&url)
+            .await
+            .with_context(|| format!("cannot open the database {}", redact_url(&url)))?;
+        if backend == Backend::Sqlite {
+            sqlx::query("PRAGMA journal_mode = WAL")
+                .execute(&pool)
+                .await?;
+        }
+        let migrator = Migrator {
+            migrations: Cow::Owned(
+                MIGRATIONS
+                    .iter()
+                    .map(|(version, description, sql)| {
+                        Migration::new(
+                            *version,
+                            Cow::Borrowed(description),
+                            MigrationType::Simple,
+                            Cow::Borrowed(sql),
+                            false,
+                        )
+                    })
+                    .collect(),
+            ),
+            ..Migrator::DEFAULT
+        };
+        migrator
+            .run(&pool)
+            .await
+            .with_context(|| format!("cannot migrate the database {}", redact_url(&url)))?;
+        Ok(Db { pool, backend, url })
+    }
+
+    // ---- tokens ----
+
+    /// Stores a new token, known by the hash of its secret only.
+    pub async fn insert_token(&self, token: &Token, hash: &str) -> Result<()> {
+        sqlx::query("INSERT INTO tokens (id, name, role, team, hash, created_ms) VALUES ($1, $2, $3, $4, $5, $6)")
+            .bind(&token.id)
+            .bind(&token.name)
+            .bind(token.role.as_str())
+            .bind(&token.team)
+            .bind(hash)
+            .bind(token.created_ms)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The live token whose secret hashes to `hash`.
+    pub async fn token_by_hash(&self, hash: &str) -> Result<Option<Token>> {
+        let row = sqlx::query("SELECT id, name, role, team, created_ms, revoked_ms FROM tokens WHERE hash = $1 AND revoked_ms IS NULL")
+            .bind(hash)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| token_of(&row)).transpose()
+    }
+
+    pub async fn token(&self, id: &str) -> Result<Option<Token>> {
+        let row = sqlx::query("SELECT id, name, role, team, created_ms, revoked_ms FROM tokens WHERE id = $1 AND revoked_ms IS NULL")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| token_of(&row)).transpose()
+    }
+
+    pub async fn tokens(&self) -> Result<Vec<Token>> {
+        let rows = sqlx::query(
+            "SELECT id, name, role, team, created_ms, revoked_ms FROM tokens ORDER BY created_ms",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(token_of).collect()
+    }
+
+    /// Revokes token `id`; false when there is no such live token.
+    pub async fn revoke_token(&self, id: &str) -> Result<bool> {
+        let done =
+            sqlx::query("UPDATE tokens SET revoked_ms = $1 WHERE id = $2 AND revoked_ms IS NULL")
+                .bind(now())
+                .bind(id)
+                .execute(&self.pool)
+                .await?;
+        sqlx::query("DELETE FROM page_sessions WHERE token_id = $1")
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    // ---- the signing key ----
+
+    /// The key decisions are signed with: made by the first instance that needs it.
+    pub async fn signing_key(&self) -> Result<PrivateKey> {
+        let made = PrivateKey::generate().to_pem()?;
+        sqlx::query("INSERT INTO signing_key (id, pem) VALUES (1, $1) ON CONFLICT (id) DO NOTHING")
+            .bind(made)
+            .execute(&self.pool)
+            .await?;
+        let pem: String = sqlx::query("SELECT pem FROM signing_key WHERE id = 1")
+            .fetch_one(&self.pool)
+            .await?
+            .try_get("pem")?;
+        PrivateKey::from_pem(&pem, || bail!("the service's key is not encrypted"))
+            .context("the service's signing key in the database is unreadable")
+    }
+
+    // ---- escalations ----
+
+    /// Stores an escalation from `gate`, once per id.
+    pub async fn submit(&self, gate: &Token, submission: &Submission) -> Result<Submitted> {
+        let body = serde_json::to_string(submission)?;
+        let inserted = sqlx::query(
+            "INSERT INTO escalations (id, token_id, requester, team, session_id, fingerprint, kind, tool, subject, agent, body, created_ms, status) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'open') ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(&submission.id)
+        .bind(&gate.id)
+        .bind(&gate.name)
+        .bind(&gate.team)
+        .bind(&submission.session_id)
+        .bind(&submission.fingerprint)
+        .bind(&submission.kind)
+        .bind(&submission.tool)
+        .bind(&submission.subject)
+        .bind(&submission.agent)
+        .bind(body)
+        .bind(now())
+        .execute(&self.pool)
+        .await?;
+        if inserted.rows_affected() == 1 {
+            return Ok(Submitted::Created);
+        }
+        let Some(existing) = self.escalation(&submission.id).await? else {
+            bail!(
+                "escalation {} vanished while it was submitted",
+                submission.id
+            );
+        };
+        Ok(if existing.token_id != gate.id {
+            Submitted::Conflict("another gate's escalation has this id")
+        } else if existing.fingerprint != submission.fingerprint
+            || existing.session_id != submission.session_id
+        {
+            Submitted::Conflict("an escalation of another request has this id")
+        } else {
+            Submitted::Existing
+        })
+    }
+
+    pub async fn escalation(&self, id: &str) -> Result<Option<Escalation>> {
+        let row = sqlx::query(&format!(
+            "SELECT {ESCALATION_COLUMNS} FROM escalations WHERE id = $1"
+        ))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|row| escalation_of(&row)).transpose()
+    }
+
+    /// Records a decision of an open escalation; false when it was decided already.
+    pub async fn decide(&self, id: &str, decided: &Decided<'_>) -> Result<bool> {
+        let status = match decided.ruling {
+            Ruling::Allow => "allowed",
+            Ruling::Deny => "denied",
+        };
+        let done = sqlx::query(
+            "UPDATE escalations SET status = $1, reviewer = $2, decided_ms = $3, message = $4, rule = $5, statement = $6, signature = $7 \
+             WHERE id = $8 AND status = 'open'",
+        )
+        .bind(status)
+        .bind(decided.reviewer)
+        .bind(decided.decided_ms)
+        .bind(decided.message)
+        .bind(decided.rule)
+        .bind(decided.statement)
+        .bind(decided.signature)
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Marks a decided escalation's grant as taken by its gate; false when it was taken already.
+    pub async fn claim(&self, id: &str, gate: &Token) -> Result<bool> {
+        let done = sqlx::query("UPDATE escalations SET claimed_ms = $1 WHERE id = $2 AND token_id = $3 AND status <> 'open' AND claimed_ms IS NULL")
+            .bind(now())
+            .bind(id)
+            .bind(&gate.id)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Open escalations (newest first) or decided ones (most recently decided first).
+    pub async fn list(&self, open: bool, filter: &Filter, limit: i64) -> Result<Vec<Escalation>> {
+        let (status, order) = match open {
+            true => ("status = 'open'", "created_ms DESC"),
+            false => ("status <> 'open'", "decided_ms DESC"),
+        };
+        let rows = sqlx::query(&format!(
+            "SELECT {ESCALATION_COLUMNS} FROM escalations WHERE {status} \
+             AND ($1 = '' OR team = $1) AND ($2 = '' OR agent = $2) AND ($3 = '' OR kind = $3) \
+             ORDER BY {order} LIMIT $4"
+        ))
+        .bind(filter.team.clone().unwrap_or_default())
+        .bind(filter.agent.clone().unwrap_or_default())
+        .bind(filter.kind.clone().unwrap_or_default())
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(escalation_of).collect()
+    }
+
+    /// The values the queue's filters offer: teams, agents and kinds seen.
+    pub async fn facets(&self) -> Result<[Vec<String>; 3]> {
+        let mut out: [Vec<String>; 3] = Default::default();
+        for (slot, column) in out.iter_mut().zip(["team", "agent", "kind"]) {
+            let rows = sqlx::query(&format!(
+                "SELECT DISTINCT {column} AS v FROM escalations WHERE {column} IS NOT NULL ORDER BY v LIMIT 100"
+            ))
+            .fetch_all(&self.pool)
+            .await?;
+            *slot = rows
+                .iter()
+                .filter_map(|r| r.try_get::<String, _>("v").ok())
+                .collect();
+        }
+        Ok(out)
+    }
+
+    // ---- audit ----
+
+    /// Stores a batch from `gate`, checking each log's chain as it grows; returns (accepted,
+    /// duplicates, breaks found).
+    pub async fn ingest(
+        &self,
+        gate: &Token,
+        records: &[ShippedRecord],
+    ) -> Result<(usize, usize, Vec<String>)> {
+        // SQLite: take the write lock at the start. A deferred transaction reads the chains
+        // first and then cannot upgrade while another batch writes ("database is locked",
+        // which the busy timeout does not wait out), so gates shipping at once failed.
+        let mut transaction = match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.pool.begin().await?,
+        };
+        let (mut accepted, mut duplicates, mut breaks) = (0, 0, Vec::new());
+        let received = now();
+        // Chains of the logs this batch touches, as far as they are known.
+        let mut chains: std::collections::HashMap<String, (i64, String, bool)> = Default::default();
+        for record in records {
+            let seq = i64::try_from(record.seq).context("a record's number is out of range")?;
+            if !chains.contains_key(&record.log) {
+                let row = sqlx::query("SELECT last_seq, last_hash, broken_seq FROM audit_chains WHERE token_id = $1 AND log = $2")
+                    .bind(&gate.id)
+                    .bind(&record.log)
+                    .fetch_optional(&mut *transaction)
+                    .await?;
+                let known = match row {
+                    Some(row) => (
+                        row.try_get::<i64, _>("last_seq")?,
+                        row.try_get::<String, _>("last_hash")?,
+                        row.try_get::<Option<i64>, _>("broken_seq")?.is_some(),
+                    ),
+                    None => (0, String::new(), false),
+                };
+                chains.insert(record.log.clone(), known);
+            }
+            let text = |key: &str| {
+                record
+                    .record
+                    .get(key)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            let inserted = sqlx::query(
+                "INSERT INTO audit_records (token_id, log, seq, prev, hash, developer, agent, kind, decision, allowed, answer, subject, handlers, timestamp_ms, received_ms, body) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (token_id, log, seq) DO NOTHING",
+            )
+            .bind(&gate.id)
+            .bind(&record.log)
+            .bind(seq)
+            .bind(&record.prev)
+            .bind(&record.hash)
+            .bind(gate.person())
+            .bind(record.record.get("agent").and_then(|v| v.as_str()).unwrap_or("(unknown)"))
+            .bind(text("kind"))
+            .bind(text("decision"))
+            .bind(record.record.get("allowed").and_then(|v| v.as_bool()).map(i64::from))
+            .bind(text("answer"))
+            .bind(text("subject"))
+            .bind(record.record.get("handlers").map(|h| h.to_string()).unwrap_or_else(|| "[]".into()))
+            .bind(record.record.get("timestamp_ms").and_then(|v| v.as_i64()).unwrap_or(received))
+            .bind(received)
+            .bind(record.record.to_string())
+            .execute(&mut *transaction)
+            .await?;
+            if inserted.rows_affected() == 0 {
+                duplicates += 1;
+                continue;
+            }
+            accepted += 1;
+            let chain = chains.get_mut(&record.log).expect("read above");
+            let (last_seq, last_hash, broken) = chain;
+            let linked = match (*last_seq, &record.prev) {
+                (0, None) => record.seq == 1,
+                // The first record this service sees of a log that started elsewhere.
+                (0, Some(_)) => true,
+                (_, prev) => seq == *last_seq + 1 && prev.as_deref() == Some(last_hash.as_str()),
+            };
+            if !linked && !*broken {
+                *broken = true;
+                let why = format!(
+                    "record {} of log {} does not follow record {} (a record was deleted, reordered or edited)",
+                    record.seq, record.log, last_seq
+                );
+                breaks.push((record.log.clone(), seq, why));
+            }
+            if seq > *last_seq {
+                *last_seq = seq;
+                *last_hash = record.hash.clone();
+            }
+        }
+        // Each log's chain is written once per batch.
+        for (log, (last_seq, last_hash, _)) in &chains {
+            sqlx::query(
+                "INSERT INTO audit_chains (token_id, log, developer, last_seq, last_hash) VALUES ($1, $2, $3, $4, $5) \
+                 ON CONFLICT (token_id, log) DO UPDATE SET last_seq = excluded.last_seq, last_hash = excluded.last_hash",
+            )
+            .bind(&gate.id)
+            .bind(log)
+            .bind(gate.person())
+            .bind(*last_seq)
+            .bind(last_hash)
+            .execute(&mut *transaction)
+            .await?;
+        }
+        for (log, seq, why) in &breaks {
+            sqlx::query("UPDATE audit_chains SET broken_seq = $1, broken_why = $2 WHERE token_id = $3 AND log = $4")
+                .bind(*seq)
+                .bind(why)
+                .bind(&gate.id)
+                .bind(log)
+                .execute(&mut *transaction)
+                .await?;
+        }
+        transaction.commit().await?;
+        Ok((
+            accepted,
+            duplicates,
+            breaks.into_iter().map(|(_, _, why)| why).collect(),
+        ))
+    }
+
+    /// The organisation's audit, grouped.
+    pub async fn audit_summary(&self) -> Result<AuditSummary> {
+        let tally = |group: &str| {
+            format!(
+                "SELECT {group} AS name, \
+                 SUM(CASE WHEN decision = 'allow' THEN 1 ELSE 0 END) AS allow, \
+                 SUM(CASE WHEN decision = 'deny' THEN 1 ELSE 0 END) AS deny, \
+                 SUM(CASE WHEN decision = 'ask' THEN 1 ELSE 0 END) AS ask, \
+                 COUNT(*) AS total FROM audit_records"
+            )
+        };
+        let grouped = |group: &str| {
+            format!(
+                "{} GROUP BY {group} ORDER BY total DESC, name LIMIT 50",
+                tally(group)
+            )
+        };
+        let mut summary = AuditSummary::default();
+        let total = sqlx::query(&tally("'all'")).fetch_one(&self.pool).await?;
+        summary.total = tally_of(&total)?;
+        summary.by_agent = self.tallies(&grouped("agent")).await?;
+        summary.by_developer = self.tallies(&grouped("developer")).await?;
+        // Handlers: each record names several; counted from their JSON in Rust.
+        let rows = sqlx::query(
+            "SELECT handlers FROM audit_records ORDER BY received_ms DESC LIMIT 100000",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let mut handlers: std::collections::BTreeMap<String, Tally> = Default::default();
+        for row in rows {
+            let text: String = row.try_get("handlers")?;
+            let traces: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap_or_default();
+            for trace in traces {
+                let name = trace
+                    .get("name")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("?")
+                    .to_owned();
+                let entry = handlers.entry(name.clone()).or_insert_with(|| Tally {
+                    name,
+                    ..Tally::default()
+                });
+                entry.total += 1;
+                match trace.get("verdict").and_then(|v| v.as_str()) {
+                    Some("allow") => entry.allow += 1,
+                    Some("deny") => entry.deny += 1,
+                    Some("ask") => entry.ask += 1,
+                    _ => {}
+                }
+            }
+        }
+        summary.by_handler = handlers.into_values().collect();
+        summary
+            .by_handler
+            .sort_by(|a, b| b.total.cmp(&a.total).then_with(|| a.name.cmp(&b.name)));
+        let rows = sqlx::query(
+            "SELECT subject, COUNT(*) AS n FROM audit_records WHERE decision = 'ask' GROUP BY subject ORDER BY n DESC, subject LIMIT 15",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        for row in rows {
+            summary
+                .most_asked
+                .push((row.try_get("subject")?, row.try_get("n")?));
+        }
+        let rows = sqlx::query("SELECT developer, log, broken_seq, broken_why FROM audit_chains WHERE broken_seq IS NOT NULL ORDER BY developer, log")
+            .fetch_all(&self.pool)
+            .await?;
+        for row in rows {
+            summary.broken.push(BrokenChain {
+                developer: row.try_get("developer")?,
+                log: row.try_get("log")?,
+                seq: row.try_get("broken_seq")?,
+                why: row.try_get("broken_why")?,
+            });
+        }
+        Ok(summary)
+    }
+
+    async fn tallies(&self, sql: &str) -> Result<Vec<Tally>> {
+        let rows = sqlx::query(sql).fetch_all(&self.pool).await?;
+        rows.iter().map(tally_of).collect()
+    }
+
+    /// PostgreSQL's `NOTIFY channel, payload`.
+    pub async fn notify(&self, channel: &str, payload: &str) -> Result<()> {
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(channel)
+            .bind(payload)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    // ---- page sessions ----
+
+    pub async fn open_session(
+        &self,
+        id_hash: &str,
+        token: &Token,
+        csrf: &str,
+        expires_ms: i64,
+    ) -> Result<()> {
+        sqlx::query("DELETE FROM page_sessions WHERE expires_ms < $1")
+            .bind(now())
+            .execute(&self.pool)
+            .await?;
+        sqlx::query(
+            "INSERT INTO page_sessions (id, token_id, csrf, expires_ms) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(id_hash)
+        .bind(&token.id)
+        .bind(csrf)
+        .bind(expires_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// The live session's token and CSRF token.
+    pub async fn session(&self, id_hash: &str) -> Result<Option<(Token, String)>> {
+        let row = sqlx::query(
+            "SELECT token_id, csrf FROM page_sessions WHERE id = $1 AND expires_ms > $2",
+        )
+        .bind(id_hash)
+        .bind(now())
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let token_id: String = row.try_get("token_id")?;
+        let csrf: String = row.try_get("csrf")?;
+        Ok(self.token(&token_id).await?.map(|token| (token, csrf)))
+    }
+
+    pub async fn close_session(&self, id_hash: &str) -> Result<()> {
+        sqlx::query("DELETE FROM page_sessions WHERE id = $1")
+            .bind(id_hash)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+}
+
+const ESCALATION_COLUMNS: &str = "id, token_id, requester, team, session_id, fingerprint, kind, tool, subject, agent, body, created_ms, status, reviewer, decided_ms, message, rule, statement, signature, claimed_ms";
+
+fn token_of(row: &AnyRow) -> Result<Token> {
+    Ok(Token {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        role: Role::parse(&row.try_get::<String, _>("role")?)?,
+        team: row.try_get("team")?,
+        created_ms: row.try_get("created_ms")?,
+        revoked_ms: row.try_get("revoked_ms")?,
+    })
+}
+
+fn escalation_of(row: &AnyRow) -> Result<Escalation> {
+    let body: String = row.try_get("body")?;
+    Ok(Escalation {
+        id: row.try_get("id")?,
+        token_id: row.try_get("token_id")?,
+        requester: row.try_get("requester")?,
+        team: row.try_get("team")?,
+        session_id: row.try_get("session_id")?,
+        fingerprint: row.try_get("fingerprint")?,
+        kind: row.try_get("kind")?,
+        tool: row.try_get("tool")?,
+        subject: row.try_get("subject")?,
+        agent: row.try_get("agent")?,
+        submission: serde_json::from_str(&body)
+            .context("an escalation's stored body is unreadable")?,
+        created_ms: row.try_get("created_ms")?,
+        status: row.try_get("status")?,
+        reviewer: row.try_get("reviewer")?,
+        decided_ms: row.try_get("decided_ms")?,
+        message: row.try_get("message")?,
+        rule: row.try_get("rule")?,
+        statement: row.try_get("statement")?,
+        signature: row.try_get("signature")?,
+        claimed_ms: row.try_get("claimed_ms")?,
+    })
+}
+
+fn tally_of(row: &AnyRow) -> Result<Tally> {
+    // SUM over no rows is NULL.
+    let count = |key: &str| -> Result<i64> { Ok(row.try_get::<Option<i64>, _>(key)?.unwrap_or(0)) };
+    Ok(Tally {
+        name: row.try_get("name")?,
+        allow: count("allow")?,
+        deny: count("deny")?,
+        ask: count("ask")?,
+        total: count("total")?,
+    })
+}
+
+/// Milliseconds since the Unix epoch, as the database stores them.
+pub fn now() -> i64 {
+    crate::state::now_ms() as i64
+}
+
+/// A database URL without its password, for messages.
+pub fn redact_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
+    }
+}

@@ -1,0 +1,973 @@
+//! The review service with real parts: `acp-gate serve` on SQLite and on PostgreSQL (a
+//! throwaway cluster scripts/install-test-services.sh starts), gated `acp-gate run`s that
+//! escalate to it and wait, reviewers deciding through its API and, in Debian's Chromium, on
+//! its page; decisions checked by the gate; audit shipped once; chains checked.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::{Sandbox, repo, sdk_agent_script, stderr};
+use crate::orchestrator::said;
+
+/// A running `acp-gate serve`, stopped when dropped.
+pub struct Service {
+    child: Child,
+    pub url: String,
+
+    log: Arc<Mutex<String>>,
+}
+
+impl Service {
+    /// Starts the service on a free loopback port with `database`.
+    pub fn start(sandbox: &Sandbox, database: &str, extra: &[&str]) -> Service {
+        Service::on(sandbox, database, "127.0.0.1:0", extra)
+    }
+
+    pub fn on(sandbox: &Sandbox, database: &str, listen: &str, extra: &[&str]) -> Service {
+        let mut args = vec!["serve", "--listen", listen, "--database", database];
+        args.extend(extra);
+        let mut child = sandbox
+            .command(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut seen = String::new();
+        let url = loop {
+            let Some(Ok(line)) = lines.next() else {
+                let _ = child.kill();
+                panic!("acp-gate serve did not start:\n{seen}");
+            };
+            seen.push_str(&line);
+            seen.push('\n');
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                break rest.split_whitespace().next().unwrap().to_owned();
+            }
+        };
+        let log = Arc::new(Mutex::new(seen));
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                sink.lock().unwrap().push_str(&format!("{line}\n"));
+            }
+        });
+        Service { child, url, log }
+    }
+
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Stops it as an operator would (SIGTERM) and waits.
+    pub fn stop(mut self) {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `acp-gate serve token create --role ROLE --name NAME` on `database`: the token.
+pub fn token(
+    sandbox: &Sandbox,
+    database: &str,
+    role: &str,
+    name: &str,
+    team: Option<&str>,
+) -> String {
+    let mut args = vec![
+        "serve",
+        "token",
+        "create",
+        "--role",
+        role,
+        "--name",
+        name,
+        "--database",
+        database,
+    ];
+    if let Some(team) = team {
+        args.extend(["--team", team]);
+    }
+    let output = sandbox.command(&args).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
+/// `acp-gate serve key` written to a file in the sandbox: the gates' copy of the key.
+pub fn key_file(sandbox: &Sandbox, database: &str) -> PathBuf {
+    let output = sandbox
+        .command(&["serve", "key", "--database", database])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    sandbox.write(
+        "service-key.pem",
+        &String::from_utf8(output.stdout).unwrap(),
+    )
+}
+
+/// One HTTP request to the service: its status and JSON body.
+pub fn call(method: &str, url: &str, token: &str, body: Option<Value>) -> (u16, Value) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let mut request = client
+            .request(method.parse().unwrap(), url)
+            .bearer_auth(token)
+            .timeout(Duration::from_secs(60));
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    })
+}
+
+/// Waits until the reviewer sees an open escalation; returns it.
+pub fn first_open(service: &Service, reviewer: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let (status, list) = call(
+            "GET",
+            &format!("{}/v1/escalations", service.url),
+            reviewer,
+            None,
+        );
+        assert_eq!(status, 200, "{list}");
+        if let Some(first) = list.as_array().and_then(|l| l.first()) {
+            return first.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no escalation arrived:\n{}",
+            service.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `acp-gate run --non-interactive --format json` of the SDK agent's PROMPT, escalating to
+/// `service` with the gate's `token`, started in the background.
+pub fn gated_run(
+    sandbox: &Sandbox,
+    service_url: &str,
+    token: &str,
+    key: &Path,
+    args: &[&str],
+    prompt: &str,
+) -> Child {
+    let audit = sandbox.root.join("audit.jsonl");
+    let script = sdk_agent_script();
+    let mut all = vec![
+        "run",
+        "--non-interactive",
+        "--format",
+        "json",
+        "--audit",
+        audit.to_str().unwrap(),
+        "--escalate-to",
+        service_url,
+        "--service-key",
+        key.to_str().unwrap(),
+    ];
+    all.extend(args);
+    all.extend(["-p", prompt, "--", "node", &script]);
+    sandbox
+        .command(&all)
+        .env("ACP_GATE_SERVICE_TOKEN", token)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A finished run: its exit code, the agent's STEP lines, stdout and stderr.
+pub fn finished(child: Child) -> (Option<i32>, Vec<String>, String) {
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let lines: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let steps = said(&lines)
+        .into_iter()
+        .filter(|l| l.starts_with("STEP "))
+        .collect();
+    (
+        output.status.code(),
+        steps,
+        format!("{stdout}\n{}", stderr(&output)),
+    )
+}
+
+/// The audit log's lines.
+fn audit_lines(sandbox: &Sandbox) -> Vec<Value> {
+    std::fs::read_to_string(sandbox.root.join("audit.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A service on `database` with a gate token (alice's), a reviewer token (bob's) and the
+/// gates' copy of its key.
+pub struct Review {
+    pub sandbox: Sandbox,
+    pub database: String,
+    pub service: Service,
+    pub gate: String,
+    pub reviewer: String,
+    pub key: PathBuf,
+}
+
+impl Review {
+    /// On a SQLite file in the sandbox.
+    pub fn sqlite(extra: &[&str]) -> Review {
+        let sandbox = Sandbox::new();
+        let database = sandbox.root.join("review.db").display().to_string();
+        Review::on(sandbox, database, extra)
+    }
+
+    pub fn on(sandbox: Sandbox, database: String, extra: &[&str]) -> Review {
+        let service = Service::start(&sandbox, &database, extra);
+        let gate = token(
+            &sandbox,
+            &database,
+            "gate",
+            "alice@laptop",
+            Some("payments"),
+        );
+        let reviewer = token(&sandbox, &database, "reviewer", "bob", None);
+        let key = key_file(&sandbox, &database);
+        Review {
+            sandbox,
+            database,
+            service,
+            gate,
+            reviewer,
+            key,
+        }
+    }
+
+    /// A gated run of the SDK agent's `prompt` (see [`gated_run`]).
+    pub fn run(&self, args: &[&str], prompt: &str) -> Child {
+        gated_run(
+            &self.sandbox,
+            &self.service.url,
+            &self.gate,
+            &self.key,
+            args,
+            prompt,
+        )
+    }
+
+    /// The first open escalation's id, once one arrives.
+    pub fn escalated(&self) -> String {
+        first_open(&self.service, &self.reviewer)["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// `token` decides escalation `id`: the status and body of the answer.
+    pub fn decide(&self, token: &str, id: &str, body: Value) -> (u16, Value) {
+        let url = format!("{}/v1/escalations/{id}/decision", self.service.url);
+        call("POST", &url, token, Some(body))
+    }
+}
+
+/// A fresh database on the test PostgreSQL server (scripts/install-test-services.sh starts
+/// one and writes its URL to target/test-postgres.url; $ACP_GATE_TEST_POSTGRES names another).
+pub fn postgres_database(name: &str) -> String {
+    let server = std::env::var("ACP_GATE_TEST_POSTGRES").ok().or_else(|| {
+        std::fs::read_to_string(repo().join("target/test-postgres.url"))
+            .ok()
+            .map(|s| s.trim().to_owned())
+    });
+    let server = server.expect(
+        "no PostgreSQL for the tests: run scripts/install-test-services.sh (it starts a throwaway cluster) or set ACP_GATE_TEST_POSTGRES",
+    );
+    let database = format!("{name}_{}_{}", std::process::id(), rand_suffix());
+    let created = Command::new("psql")
+        .args([&server, "-qAtc", &format!("CREATE DATABASE {database}")])
+        .output()
+        .unwrap();
+    assert!(
+        created.status.success(),
+        "cannot create a database on {server} (is it running? scripts/install-test-services.sh starts one): {}",
+        stderr(&created)
+    );
+    let (base, _) = server.rsplit_once('/').unwrap();
+    format!("{base}/{database}")
+}
+
+fn rand_suffix() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos()
+}
+
+/// A reviewer allows the escalation of a run that waits: the agent is told yes in the same
+/// turn, and the audit line names the reviewer. Against `database` (SQLite or PostgreSQL).
+fn a_waiting_run_goes_on_when_a_reviewer_allows(review: Review) {
+    let run = review.run(&["--wait", "60s"], "deploy");
+    let escalation = first_open(&review.service, &review.reviewer);
+    assert_eq!(escalation["subject"], "terraform apply");
+    assert_eq!(escalation["requester"], "alice@laptop");
+    assert_eq!(escalation["team"], "payments");
+    let id = escalation["id"].as_str().unwrap().to_owned();
+
+    // Alice's own reviewer token cannot decide it, nor can a gate's; Bob's can.
+    let (sandbox, database) = (&review.sandbox, &review.database);
+    let alice = token(sandbox, database, "reviewer", "alice", None);
+    let allow = json!({ "choice": "allow" });
+    let (status, refused) = review.decide(&alice, &id, allow.clone());
+    assert_eq!(status, 403, "{refused}");
+    assert!(
+        refused["error"].as_str().unwrap().contains("own request"),
+        "{refused}"
+    );
+    let (status, refused) = review.decide(&review.gate, &id, allow.clone());
+    assert_eq!(status, 403, "a gate's token decides nothing: {refused}");
+    let (status, decided) = review.decide(&review.reviewer, &id, allow);
+    assert_eq!(status, 200, "{decided}");
+
+    let (code, steps, output) = finished(run);
+    assert_eq!(steps, ["STEP deploy selected:allow-once"], "{output}");
+    assert_eq!(code, Some(0), "{output}");
+    let audit = audit_lines(sandbox);
+    let line = audit
+        .iter()
+        .find(|l| l["subject"] == "terraform apply")
+        .unwrap();
+    assert_eq!(line["decision"], "ask");
+    assert_eq!(line["allowed"], true);
+    assert_eq!(
+        line["answer"],
+        format!("allow-once (reviewer: {id} by bob)")
+    );
+    // Deciding twice is refused.
+    let (status, _) = review.decide(&review.reviewer, &id, json!({ "choice": "deny" }));
+    assert_eq!(status, 409);
+}
+
+#[test]
+fn a_waiting_run_goes_on_when_a_reviewer_allows_on_sqlite() {
+    a_waiting_run_goes_on_when_a_reviewer_allows(Review::sqlite(&[]));
+}
+
+#[test]
+fn a_waiting_run_goes_on_when_a_reviewer_allows_on_postgres() {
+    let database = postgres_database("allow");
+    a_waiting_run_goes_on_when_a_reviewer_allows(Review::on(Sandbox::new(), database, &[]));
+}
+
+/// A deny reaches the agent as a rejection with the reviewer's message; a run whose deadline
+/// passes is denied and escalated, as without a service.
+#[test]
+fn a_deny_carries_the_reviewers_message_and_a_deadline_denies() {
+    let review = Review::sqlite(&[]);
+    let run = review.run(&["--wait", "60s"], "deploy");
+    let id = review.escalated();
+    let body = json!({ "choice": "deny", "message": "not on the shared cluster" });
+    assert_eq!(review.decide(&review.reviewer, &id, body).0, 200);
+    let (code, steps, output) = finished(run);
+    assert_eq!(steps, ["STEP deploy selected:reject"], "{output}");
+    assert_eq!(
+        code,
+        Some(0),
+        "a reviewer answered: nothing is left escalated\n{output}"
+    );
+    let audit = audit_lines(&review.sandbox);
+    let line = audit
+        .iter()
+        .find(|l| l["subject"] == "terraform apply")
+        .unwrap();
+    assert_eq!(
+        line["answer"],
+        format!("reject (reviewer: {id} by bob: not on the shared cluster)")
+    );
+
+    // Nobody decides within the deadline: denied and escalated (exit 3).
+    let started = Instant::now();
+    let (code, steps, output) =
+        finished(review.run(&["--wait", "1s", "--session", "late"], "deploy"));
+    assert_eq!(code, Some(3), "{output}");
+    assert_eq!(steps, ["STEP deploy selected:reject"], "{output}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+/// Without --wait, the escalation goes to the service and the run exits 3; the reviewer's
+/// allow becomes a grant the resumed session claims once, checked by the gate.
+#[test]
+fn a_reviewers_grant_lets_the_resumed_session_through_once() {
+    let review = Review::sqlite(&[]);
+    let (code, _, output) = finished(review.run(&["--session", "job"], "deploy"));
+    assert_eq!(code, Some(3), "{output}");
+    let id = review.escalated();
+    assert!(
+        output.contains(&id),
+        "the escalation record names its id: {output}"
+    );
+
+    // Not decided yet: the resume is refused before anything runs.
+    let resume = ["--resume", "job", "--grant", &id];
+    let (code, _, output) = finished(review.run(&resume, "deploy"));
+    assert_eq!(code, Some(1), "{output}");
+    assert!(output.contains("not decided yet"), "{output}");
+
+    assert_eq!(
+        review
+            .decide(&review.reviewer, &id, json!({ "choice": "allow" }))
+            .0,
+        200
+    );
+    let (code, steps, output) = finished(review.run(&resume, "deploy"));
+    assert_eq!(code, Some(0), "{output}");
+    assert_eq!(steps, ["STEP deploy selected:allow-once"], "{output}");
+    let audit = audit_lines(&review.sandbox);
+    assert!(
+        audit
+            .iter()
+            .any(|l| l["answer"] == format!("allow-once (granted: {id} by bob)"))
+    );
+
+    // Used once.
+    let (code, _, output) = finished(review.run(&resume, "deploy"));
+    assert_eq!(code, Some(1), "{output}");
+    assert!(
+        output.contains("claimed already") || output.contains("granted already"),
+        "{output}"
+    );
+}
+
+/// The service's key is what makes a decision: a gate that pins another key refuses the
+/// service's answer (and denies), whatever the service says.
+#[test]
+fn a_decision_signed_by_another_key_is_refused() {
+    let mut review = Review::sqlite(&[]);
+    let other = review.sandbox.root.join("other.db").display().to_string();
+    review.key = key_file(&review.sandbox, &other);
+    let run = review.run(&["--wait", "60s"], "deploy");
+    let id = review.escalated();
+    review.decide(&review.reviewer, &id, json!({ "choice": "allow" }));
+    let (code, steps, output) = finished(run);
+    assert_eq!(steps, ["STEP deploy selected:reject"], "{output}");
+    assert_eq!(code, Some(3), "{output}");
+    assert!(output.contains("not signed by its key"), "{output}");
+}
+
+/// Submissions are idempotent on their id; another gate cannot take an id; every input is
+/// validated; a gate sees only its own escalations; tokens must be live.
+#[test]
+fn the_api_refuses_what_it_must() {
+    let review = Review::sqlite(&[]);
+    let (sandbox, database, service) = (&review.sandbox, &review.database, &review.service);
+    let (alice, reviewer) = (&review.gate, &review.reviewer);
+    let carol = token(sandbox, database, "gate", "carol", None);
+    let submission = json!({
+        "id": "esc-0123456789ab", "session_id": "s", "fingerprint": "a".repeat(64),
+        "kind": "execute", "tool": "Bash", "title": "t", "subject": "make deploy",
+        "reasons": ["unknown command"], "handlers": [], "input": {}, "paths": [],
+        "developer": "alice", "machine": "laptop", "workspace": "/ws", "agent": "claude"
+    });
+    let submit = format!("{}/v1/escalations", service.url);
+    assert_eq!(
+        call("POST", &submit, alice, Some(submission.clone())).0,
+        201
+    );
+    assert_eq!(
+        call("POST", &submit, alice, Some(submission.clone())).0,
+        200,
+        "a retry"
+    );
+    let (status, body) = call("POST", &submit, &carol, Some(submission.clone()));
+    assert_eq!(status, 409, "{body}");
+    let mut other = submission.clone();
+    other["fingerprint"] = json!("b".repeat(64));
+    assert_eq!(call("POST", &submit, alice, Some(other)).0, 409);
+    let list = call("GET", &submit, reviewer, None).1;
+    assert_eq!(
+        list.as_array().unwrap().len(),
+        1,
+        "one escalation, however often sent"
+    );
+
+    let mut bad = submission.clone();
+    bad["fingerprint"] = json!("not hex");
+    let (status, body) = call("POST", &submit, alice, Some(bad));
+    assert_eq!(
+        (
+            status,
+            body["error"].as_str().unwrap().contains("fingerprint")
+        ),
+        (400, true),
+        "{body}"
+    );
+    let (status, _) = call("POST", &submit, reviewer, Some(submission.clone()));
+    assert_eq!(status, 403, "a reviewer submits nothing");
+    let (status, _) = call("POST", &submit, "acpg_guessed", Some(submission.clone()));
+    assert_eq!(status, 401);
+    let show = format!("{}/v1/escalations/esc-0123456789ab", service.url);
+    assert_eq!(
+        call("GET", &show, &carol, None).0,
+        404,
+        "another gate's escalation is not shown"
+    );
+    assert_eq!(call("GET", &show, alice, None).0, 200);
+    let huge = json!({ "subject": "x".repeat(300 << 10) });
+    assert_eq!(
+        call("POST", &submit, alice, Some(huge)).0,
+        413,
+        "bodies are bounded"
+    );
+
+    // A revoked token is refused at once.
+    let listed = sandbox
+        .command(&[
+            "serve",
+            "token",
+            "list",
+            "--format",
+            "json",
+            "--database",
+            database,
+        ])
+        .output()
+        .unwrap();
+    let carol_id = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|t| t["name"] == "carol")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let revoked = sandbox
+        .command(&[
+            "serve",
+            "token",
+            "revoke",
+            &carol_id,
+            "--database",
+            database,
+        ])
+        .output()
+        .unwrap();
+    assert!(revoked.status.success(), "{}", stderr(&revoked));
+    assert_eq!(call("GET", &show, &carol, None).0, 401);
+
+    // Plain HTTP is served on loopback only.
+    let refused = sandbox
+        .command(&["serve", "--listen", "0.0.0.0:0", "--database", database])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("--behind-tls-proxy"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+/// The audit log is chained and shipped: a run's records reach the service once, a service
+/// that is down leaves them spooled until `audit ship`, and a tampered log is named.
+#[test]
+fn audit_records_are_shipped_once_in_order_and_tampering_is_named() {
+    let Review {
+        sandbox,
+        database,
+        service,
+        gate,
+        reviewer,
+        key,
+    } = Review::sqlite(&[]);
+    let url = service.url.clone();
+    let (code, _, output) = finished(gated_run(&sandbox, &url, &gate, &key, &[], "hello"));
+    assert_eq!(code, Some(0), "{output}");
+    let summary =
+        |reviewer: &str| call("GET", &format!("{url}/v1/audit/summary"), reviewer, None).1;
+    let local = audit_lines(&sandbox).len();
+    assert!(local >= 4, "the SDK agent asks four things");
+    assert_eq!(summary(&reviewer)["total"]["total"], local);
+
+    // The service goes down: the next run's records wait in the log.
+    service.stop();
+    let (code, _, output) = finished(gated_run(&sandbox, &url, &gate, &key, &[], "hello"));
+    assert_eq!(
+        code,
+        Some(0),
+        "a service that is down does not stop a run that needs no reviewer\n{output}"
+    );
+    assert!(output.contains("go next time"), "{output}");
+    let local = audit_lines(&sandbox).len();
+
+    // Back up on the same address: `audit ship` sends the rest, once.
+    let port = url.rsplit(':').next().unwrap();
+    let _service = Service::on(&sandbox, &database, &format!("127.0.0.1:{port}"), &[]);
+    let log = sandbox.root.join("audit.jsonl");
+    let ship = |log: &Path, token: &str| {
+        let (log, key) = (log.to_str().unwrap(), key.to_str().unwrap());
+        let args = [
+            "audit",
+            "ship",
+            log,
+            "--escalate-to",
+            &url,
+            "--service-key",
+            key,
+        ];
+        let output = sandbox
+            .command(&args)
+            .env("ACP_GATE_SERVICE_TOKEN", token)
+            .output();
+        output.unwrap()
+    };
+    let shipped = |output: std::process::Output| {
+        assert!(output.status.success(), "{}", stderr(&output));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    shipped(ship(&log, &gate));
+    assert_eq!(summary(&reviewer)["total"]["total"], local);
+    let again = shipped(ship(&log, &gate));
+    assert!(again.contains("0 record(s) shipped"), "{again}");
+    assert_eq!(summary(&reviewer)["total"]["total"], local, "once");
+
+    // The log verifies; an edited line is named by the line after it.
+    let verify = |path: &Path| {
+        sandbox
+            .command(&["audit", "verify", path.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let output = verify(&log);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines[1] = lines[1]
+        .replace("\"decision\":\"deny\"", "\"decision\":\"allow\"")
+        .replace("\"decision\":\"ask\"", "\"decision\":\"allow\"");
+    lines[1].push(' ');
+    let tampered = sandbox.write("tampered.jsonl", &(lines.join("\n") + "\n"));
+    let output = verify(&tampered);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("tampered.jsonl:3: the audit chain breaks here"),
+        "{}",
+        stderr(&output)
+    );
+
+    // Shipped with a line missing, the service flags the break on its page.
+    lines.remove(1);
+    let gap = sandbox.write("gap.jsonl", &(lines.join("\n") + "\n"));
+    let mallory = token(&sandbox, &database, "gate", "mallory", None);
+    let output = ship(&gap, &mallory);
+    assert!(
+        stderr(&output).contains("does not follow"),
+        "{}",
+        stderr(&output)
+    );
+    let broken = summary(&reviewer)["broken"].clone();
+    assert_eq!(broken[0]["developer"], "mallory", "{broken}");
+}
+
+/// Gates shipping at once, each its own log, on SQLite: every batch is taken (none refused
+/// with "database is locked") and every record counted once.
+#[test]
+fn audit_batches_shipped_at_once_by_several_gates_are_all_taken() {
+    const LOGS: usize = 4;
+    const BATCHES: usize = 10;
+    const RECORDS: usize = 50;
+    let review = Review::sqlite(&[]);
+    let url = format!("{}/v1/audit", review.service.url);
+    let hash = |log: usize, seq: usize| format!("{log:032x}{seq:032x}");
+    let shippers: Vec<_> = (0..LOGS)
+        .map(|log| {
+            let (url, gate) = (url.clone(), review.gate.clone());
+            std::thread::spawn(move || {
+                for batch in 0..BATCHES {
+                    let records: Vec<Value> = (1..=RECORDS)
+                        .map(|i| {
+                            let seq = batch * RECORDS + i;
+                            json!({
+                                "log": format!("log-{log}"),
+                                "seq": seq,
+                                "prev": (seq > 1).then(|| hash(log, seq - 1)),
+                                "hash": hash(log, seq),
+                                "record": {"decision": "allow", "kind": "execute", "subject": "cargo test"},
+                            })
+                        })
+                        .collect();
+                    let (status, body) =
+                        call("POST", &url, &gate, Some(json!({ "records": records })));
+                    assert_eq!(status, 200, "batch {batch} of log {log}: {body}");
+                    assert_eq!(body["accepted"], RECORDS, "{body}");
+                }
+            })
+        })
+        .collect();
+    for shipper in shippers {
+        shipper.join().unwrap();
+    }
+    let summary = call(
+        "GET",
+        &format!("{}/v1/audit/summary", review.service.url),
+        &review.reviewer,
+        None,
+    )
+    .1;
+    assert_eq!(summary["total"]["total"], LOGS * BATCHES * RECORDS);
+    assert_eq!(summary["broken"], json!([]), "{summary}");
+}
+
+/// Each new escalation is posted to the webhook (Slack's JSON, with a link), retried after a
+/// failure, and never holds the submission.
+#[test]
+fn a_new_escalation_is_announced_to_the_webhook_with_retries() {
+    let receiver = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let hook = format!("http://{}/hook", receiver.local_addr().unwrap());
+    let bodies = Arc::new(Mutex::new(Vec::<String>::new()));
+    let seen = bodies.clone();
+    std::thread::spawn(move || {
+        for (n, stream) in receiver.incoming().enumerate() {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            seen.lock().unwrap().push(String::from_utf8(body).unwrap());
+            // The first try fails.
+            let status = if n == 0 {
+                "500 Internal Server Error"
+            } else {
+                "200 OK"
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            );
+        }
+    });
+    let review = Review::sqlite(&[
+        "--webhook",
+        &hook,
+        "--public-url",
+        "https://review.example.org",
+    ]);
+    let (code, _, output) = finished(review.run(&[], "deploy"));
+    assert_eq!(code, Some(3), "{output}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while bodies.lock().unwrap().len() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the webhook was not retried: {:?}\n{}",
+            bodies.lock().unwrap(),
+            review.service.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let body: Value = serde_json::from_str(&bodies.lock().unwrap()[1]).unwrap();
+    let text = body["text"].as_str().unwrap();
+    assert!(
+        text.contains("alice@laptop asks to execute `terraform apply`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("https://review.example.org/escalations/esc-"),
+        "{text}"
+    );
+    assert!(
+        body["blocks"][0]["text"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("|Review escalation esc-")
+    );
+}
+
+/// The org file says where escalations go: a flag naming another service is refused, and a
+/// project's file cannot say it at all.
+#[test]
+fn only_the_org_file_says_where_escalations_go() {
+    let sandbox = Sandbox::new();
+    let org = sandbox.write(
+        "org/handlers.toml",
+        "[escalation]\nurl = \"https://review.example.org\"\n",
+    );
+    let output = sandbox
+        .command(&[
+            "run",
+            "--non-interactive",
+            "--org-handlers",
+            org.to_str().unwrap(),
+            "--escalate-to",
+            "http://127.0.0.1:1",
+            "-p",
+            "x",
+            "--",
+            "true",
+        ])
+        .env("ACP_GATE_SERVICE_TOKEN", "t")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("a flag cannot change that"),
+        "{}",
+        stderr(&output)
+    );
+
+    sandbox.write(
+        "workspace/.acp-gate/handlers.toml",
+        "[escalation]\nurl = \"http://127.0.0.1:1\"\n",
+    );
+    let output = sandbox
+        .command(&["run", "--non-interactive", "-p", "x", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("only the org file says where escalations go"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// A reviewer in a real browser (Debian's Chromium, driven by Playwright): signs in, sees the
+/// escalation of a waiting run, allows it on the page, and the run goes on: the agent's tool
+/// call is allowed in the same turn. Screenshots go to target/review-screenshots.
+#[test]
+fn a_reviewer_allows_a_waiting_run_in_the_browser() {
+    let review = Review::sqlite(&[]);
+    let run = review.run(&["--wait", "120s"], "deploy");
+    let shots = repo().join("target/review-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let browser = repo().join("tests/browser");
+    assert!(
+        browser.join("node_modules/playwright-core").is_dir(),
+        "tests/browser has no playwright-core: run scripts/install-test-services.sh"
+    );
+    let output = Command::new("node")
+        .arg(browser.join("review.mjs"))
+        .args([
+            &review.service.url,
+            &review.reviewer,
+            shots.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        stderr(&output),
+        review.service.log()
+    );
+    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(seen["subject"], "terraform apply");
+    assert_eq!(seen["decided"], "Allowed by bob");
+    let (code, steps, output) = finished(run);
+    assert_eq!(steps, ["STEP deploy selected:allow-once"], "{output}");
+    assert_eq!(code, Some(0), "{output}");
+    let id = seen["id"].as_str().unwrap();
+    let audit = audit_lines(&review.sandbox);
+    assert!(
+        audit
+            .iter()
+            .any(|l| l["answer"] == format!("allow-once (reviewer: {id} by bob)"))
+    );
+}
+
+/// Two instances on one PostgreSQL: a run waits on one while a reviewer decides on the other
+/// (LISTEN/NOTIFY wakes it); then the instance a run waits on restarts in the middle of the
+/// wait, the decision is taken meanwhile, and the run gets it: nothing is lost.
+#[test]
+fn two_instances_on_one_postgres_share_decisions_and_a_restart_loses_nothing() {
+    let database = postgres_database("pair");
+    let Review {
+        sandbox,
+        service,
+        gate,
+        reviewer,
+        key,
+        ..
+    } = Review::on(Sandbox::new(), database.clone(), &[]);
+    let other = Service::start(&sandbox, &database, &[]);
+    let decide = |id: &str| {
+        let url = format!("{}/v1/escalations/{id}/decision", other.url);
+        call("POST", &url, &reviewer, Some(json!({ "choice": "allow" })))
+    };
+
+    let run = gated_run(
+        &sandbox,
+        &service.url,
+        &gate,
+        &key,
+        &["--wait", "60s"],
+        "deploy",
+    );
+    let id = first_open(&other, &reviewer)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(decide(&id).0, 200);
+    let (code, steps, output) = finished(run);
+    assert_eq!(
+        (code, steps),
+        (Some(0), vec!["STEP deploy selected:allow-once".to_owned()]),
+        "{output}"
+    );
+
+    let args = ["--wait", "60s", "--session", "second"];
+    let run = gated_run(&sandbox, &service.url, &gate, &key, &args, "deploy");
+    let id = first_open(&other, &reviewer)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let address = service.url.trim_start_matches("http://").to_owned();
+    service.stop();
+    assert_eq!(
+        decide(&id).0,
+        200,
+        "decided while the run's instance is down"
+    );
+    let _restarted = Service::on(&sandbox, &database, &address, &[]);
+    let (code, steps, output) = finished(run);
+    assert_eq!(
+        (code, steps),
+        (Some(0), vec!["STEP deploy selected:allow-once".to_owned()]),
+        "{output}"
+    );
+}

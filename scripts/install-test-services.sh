@@ -62,7 +62,11 @@ if [ -n "$pg_url" ] && psql "$pg_url" -qAtc 'SELECT 1' >/dev/null 2>&1; then
 else
   pg_dir=$(mktemp -d /tmp/acp-gate-postgres.XXXXXX)
   chmod 755 "$pg_dir"
+  # The first free loopback port from 55432 (another checkout's cluster may hold one).
   pg_port=${ACP_GATE_TEST_POSTGRES_PORT:-55432}
+  while (exec 3<>"/dev/tcp/127.0.0.1/$pg_port") 2>/dev/null; do
+    pg_port=$((pg_port + 1))
+  done
   as_postgres() { if [ "$(id -un)" = postgres ]; then "$@"; else run_root runuser -u postgres -- "$@"; fi; }
   run_root chown postgres "$pg_dir" 2>/dev/null || true
   as_postgres "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U postgres >/dev/null \

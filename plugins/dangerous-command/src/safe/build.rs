@@ -1,6 +1,7 @@
 //! Builds and tests: cargo, make, go, mvn/gradle, cmake, dotnet, and compilers' `--version`
-//! (options from `cargo help`, GNU make's and go's manuals). Not listed, so asked: `cargo
-//! --config`, `-Z`, `cargo run`/`install`, `--fix`, `doc --open`, `make -f`/`--eval`/variable
+//! (options from `cargo help`, GNU make's and go's manuals). `cargo run` runs the project's
+//! program, trusted as its tests are. Not listed, so asked: `cargo --config`, `-Z`, `cargo
+//! install`, `--fix`, `doc --open`, `make -f`/`--eval`/variable
 //! overrides, `go test -exec`/`-toolexec`, `-ldflags`/`-gcflags`, `go env -w`.
 
 use acp_gate_shell::Arg;
@@ -88,6 +89,8 @@ const CARGO_COMMANDS: &[(&[&str], &[Opt], Value, Tail)] = &[
         Tail::Harness,
     ),
     (&["clippy"], &[("--no-deps", Flag)], Flag, Tail::Lints),
+    // The project's own program, as trusted as its tests; its arguments judged as a script's.
+    (&["run", "r"], &[], Flag, Tail::Program),
     (
         &["doc", "d"],
         &[("--no-deps", Flag), ("--document-private-items", Flag)],
@@ -171,6 +174,9 @@ enum Tail {
     Lints,
     /// rustfmt's check flags.
     Rustfmt,
+    /// The arguments of the project's program (`cargo run -- input.txt`), judged as a
+    /// workspace script's.
+    Program,
 }
 
 const HARNESS: &[Opt] = &[
@@ -287,6 +293,7 @@ fn cargo(judge: &mut Judge, args: &[Arg]) -> bool {
         Tail::Harness => HARNESS,
         Tail::Lints => LINTS,
         Tail::Rustfmt => RUSTFMT,
+        Tail::Program => return own_safe && super::scripts::script_args(judge, after),
     };
     let tail_program = Program {
         names: &[],

@@ -1,5 +1,5 @@
 //! Programs that create, copy, move, link, delete and edit files: touch, mkdir, rmdir, rm, cp,
-//! mv, ln, and `perl -pi` substitutions (options from GNU coreutils' and perl's `--help`). Every
+//! mv, ln, chmod of modes that grant no one else a write or a set-id, and `perl -pi` substitutions (options from GNU coreutils' and perl's `--help`). Every
 //! path is judged as the path validator judges an edit of it: in the workspace, not sensitive.
 //! Where a file lands in a directory (`cp f DIR/`), the file it becomes is judged too; where
 //! what lands is a whole tree the checker cannot see (`cp -r`, `mv`, a link), it may not land
@@ -100,6 +100,64 @@ fn rm_or_mkdir(judge: &mut Judge, name: &str, args: &[Arg]) -> bool {
         Item::Operand(a) => judge.change(a, "deletes", Effect::Delete),
         Item::Option { .. } => true,
         Item::Unknown(_) | Item::Missing(_) => false,
+    })
+}
+
+/// `chmod MODE FILE...` on files of the workspace, each judged as an edit, not recursive: the
+/// mode only sets read and execute bits, or write for the owner and group (`+x`, `u+w`, `644`,
+/// `go-w`), never a write for others nor a set-id or sticky bit.
+fn chmod(judge: &mut Judge, args: &[Arg]) -> bool {
+    const QUIET: &[Opt] = &[
+        ("-v", Flag),
+        ("--verbose", Flag),
+        ("-c", Flag),
+        ("--changes", Flag),
+        ("-f", Flag),
+        ("--silent", Flag),
+        ("--quiet", Flag),
+    ];
+    // A mode such as `-w` reads as an option: only the plain forms are understood.
+    let items = parse(args, &[QUIET], Style::Gnu);
+    let mut operands = items.iter().filter_map(|i| match i {
+        Item::Operand(a) => Some(*a),
+        _ => None,
+    });
+    let understood = items
+        .iter()
+        .all(|i| matches!(i, Item::Option { .. } | Item::Operand(_)));
+    let Some(mode) = operands.next() else {
+        return false;
+    };
+    let files: Vec<&Arg> = operands.collect();
+    understood
+        && !mode.dynamic
+        && harmless_mode(&mode.text)
+        && !files.is_empty()
+        && files
+            .iter()
+            .all(|f| !f.glob && judge.change(f, "changes the mode of", Effect::Write))
+}
+
+/// A mode that grants no write to others and no set-id or sticky bit (see [`chmod`]).
+fn harmless_mode(mode: &str) -> bool {
+    if !mode.is_empty() && mode.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        // Three digits at most (a fourth sets set-id and sticky bits); others never write.
+        let others = mode.bytes().last().map_or(0, |b| b - b'0');
+        return mode.len() <= 3 && others & 2 == 0;
+    }
+    mode.split(',').all(|clause| {
+        let Some(at) = clause.find(['+', '-', '=']) else {
+            return false;
+        };
+        let (who, rest) = clause.split_at(at);
+        let (op, perms) = rest.split_at(1);
+        let adds = op != "-";
+        who.bytes().all(|b| b"ugo".contains(&b))
+            && !perms.is_empty()
+            && perms.bytes().all(|b| b"rwxX".contains(&b))
+            // A write added for others, or for everyone (`+w` with no one named is the umask's
+            // business, so it is refused too).
+            && !(adds && perms.contains('w') && (who.is_empty() || who.contains('o')))
     })
 }
 
@@ -396,6 +454,7 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
     Some(match name {
         "rm" | "mkdir" => rm_or_mkdir(judge, name, args),
         "cp" | "mv" | "ln" => copy_move_link(judge, name, args),
+        "chmod" => chmod(judge, args),
         "perl" => return perl(judge, args),
         _ => {
             let program = PROGRAMS.iter().find(|p| p.names.contains(&name))?;

@@ -172,7 +172,7 @@ fn script(judge: &mut Judge, file: &Arg) -> bool {
 
 /// A script's arguments are data for it, but a path among them is the script's to read or
 /// write: it must be in the workspace and not a secret (`python parse.py .env` is denied).
-fn script_args(judge: &mut Judge, args: &[Arg]) -> bool {
+pub(super) fn script_args(judge: &mut Judge, args: &[Arg]) -> bool {
     args.iter().all(|a| {
         if a.dynamic {
             return false;

@@ -1,8 +1,9 @@
 //! Builds and tests: cargo, make, go, mvn/gradle, cmake, dotnet, and compilers' `--version`
-//! (options from `cargo help`, GNU make's and go's manuals). `cargo run` runs the project's
-//! program, trusted as its tests are. Not listed, so asked: `cargo --config`, `-Z`, `cargo
-//! install`, `--fix`, `doc --open`, `make -f`/`--eval`/variable
-//! overrides, `go test -exec`/`-toolexec`, `-ldflags`/`-gcflags`, `go env -w`.
+//! (options from `cargo help`, GNU make's, go's and cmake's manuals). `cargo run` runs the
+//! project's program, trusted as its tests are. Not listed, so asked: `cargo --config`, `-Z`,
+//! `cargo install`, `--fix`, `doc --open`, `make -f`/`--eval`/variable overrides, `go test
+//! -exec`/`-toolexec`, `-ldflags`/`-gcflags`, `go env -w`, `go mod tidy`/`edit`, cmake cache entries
+//! that name a program.
 
 use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
@@ -433,6 +434,27 @@ fn go(judge: &mut Judge, args: &[Arg]) -> bool {
     let Some(sub) = args.first().filter(|a| !a.dynamic) else {
         return false;
     };
+    // The module commands that fetch only what go.mod and go.sum declare, as `go build` does,
+    // or print; never `tidy` (it picks new dependencies for imports go.mod lacks), `edit` (a
+    // `-replace` may point anywhere) or `vendor`.
+    if sub.is("mod") {
+        return match args.get(1) {
+            Some(m)
+                if ["download", "verify", "graph", "why"]
+                    .iter()
+                    .any(|c| m.is(c)) =>
+            {
+                args[2..].iter().all(|a| {
+                    !a.dynamic
+                        && (!a.text.starts_with('-')
+                            || ["-v", "-x", "-m", "-e", "-json", "-vendor"]
+                                .iter()
+                                .any(|o| a.is(o)))
+                })
+            }
+            _ => false,
+        };
+    }
     if !matches!(
         sub.text.as_str(),
         "test" | "build" | "vet" | "fmt" | "version" | "list" | "doc"
@@ -448,6 +470,57 @@ fn go(judge: &mut Judge, args: &[Arg]) -> bool {
         style: Style::Single,
     };
     judge.program(&args[1..], &program)
+}
+
+/// `cmake -S SRC -B BUILD`, `cmake ..`: configuring a build of the workspace runs its
+/// `CMakeLists.txt`, the project's code, as a build does. Cache entries only from a list that
+/// names no program (`CMAKE_C_COMPILER`, `CMAKE_*_LAUNCHER` and toolchain files run one).
+fn cmake_configure(judge: &mut Judge, args: &[Arg]) -> bool {
+    const ENTRIES: &[&str] = &[
+        "CMAKE_BUILD_TYPE",
+        "CMAKE_EXPORT_COMPILE_COMMANDS",
+        "BUILD_TESTING",
+        "BUILD_SHARED_LIBS",
+        "CMAKE_COLOR_DIAGNOSTICS",
+    ];
+    let mut dirs = 0;
+    let mut words = args.iter();
+    while let Some(a) = words.next() {
+        if a.dynamic || a.glob {
+            return false;
+        }
+        let text = a.text.as_str();
+        let ok = match text {
+            "-S" | "-B" => words.next().is_some_and(|d| {
+                dirs += 1;
+                !d.dynamic && !d.glob && judge.path(d, Name)
+            }),
+            "-G" => words.next().is_some_and(|g| !g.dynamic),
+            "--fresh" | "-Wno-dev" | "-Wdev" => true,
+            _ if text.starts_with("-D") => text[2..]
+                .split_once('=')
+                .is_some_and(|(name, _)| ENTRIES.contains(&name.split(':').next().unwrap_or(name))),
+            _ if text.starts_with("-S") || text.starts_with("-B") => {
+                dirs += 1;
+                judge.path(
+                    &Arg {
+                        text: text[2..].to_owned(),
+                        ..a.clone()
+                    },
+                    Name,
+                )
+            }
+            _ if text.starts_with('-') => false,
+            _ => {
+                dirs += 1;
+                judge.path(a, Name)
+            }
+        };
+        if !ok {
+            return false;
+        }
+    }
+    dirs > 0
 }
 
 /// Build tools whose commands are words from a list.
@@ -583,6 +656,7 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
         "cmake" => {
             matches!(args, [v] if v.is("--version"))
                 || matches!(args, [b, dir] if b.is("--build") && judge.path(dir, Name))
+                || cmake_configure(judge, args)
         }
         "ctest" => {
             named_tasks(

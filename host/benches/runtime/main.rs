@@ -54,7 +54,7 @@ use serde_json::{Value, json};
 use acp_gate::request::{SessionContext, ToolRequest};
 use acp_gate::runtime::Runtime;
 
-const SECTIONS: [&str; 9] = [
+const SECTIONS: [&str; 10] = [
     "instances",
     "decision",
     "policy",

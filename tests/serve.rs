@@ -1103,9 +1103,40 @@ fn a_hook_escalates_to_the_review_service_and_answers_as_the_reviewer_decides() 
     assert_hook_denied(gated_hook(&review, "hook-away", &flags), &[&unreachable]);
 }
 
-/// A proxy whose editor cannot answer an ask (it answers with an error) escalates it as `run`
-/// does: the agent's permission request waits for the reviewer, and a reviewer's allow
-/// reaches it as its allow option, recorded with the reviewer's name.
+/// The SDK agent's `deploy` prompted in a new session of the proxy behind `editor`, whose
+/// ask (`terraform apply`) the editor cannot answer (it answers with an error): the session
+/// and the prompt's id.
+fn deploy_the_editor_cannot_answer(
+    editor: &mut crate::proxy::Editor,
+    review: &Review,
+) -> (String, u64) {
+    let session = editor.open_session(&review.sandbox.workspace);
+    let prompt = editor.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "deploy"}]}),
+    );
+    let ask = loop {
+        let message = editor.next();
+        if message["method"] == "session/request_permission" {
+            break message;
+        }
+    };
+    editor.send(json!({"jsonrpc": "2.0", "id": ask["id"], "error": {"code": -32601, "message": "Method not found"}}));
+    (session, prompt)
+}
+
+/// The agent's STEP lines among `messages`.
+fn proxied_steps(messages: &[Value]) -> Vec<&str> {
+    messages
+        .iter()
+        .filter_map(crate::proxy::text_of)
+        .filter(|t| t.starts_with("STEP "))
+        .collect()
+}
+
+/// A proxy whose editor cannot answer an ask escalates it as `run` does: the agent's
+/// permission request waits for the reviewer, and a reviewer's allow reaches it as its allow
+/// option, recorded with the reviewer's name; a `session/cancel` ends a wait, `cancelled`.
 #[test]
 fn a_proxy_escalates_what_the_editor_cannot_answer_and_a_reviewer_allows_it() {
     let review = Review::sqlite(&[]);
@@ -1128,34 +1159,18 @@ fn a_proxy_escalates_what_the_editor_cannot_answer_and_a_reviewer_allows_it() {
     ]);
     command.env("ACP_GATE_SERVICE_TOKEN", &review.gate);
     let mut editor = crate::proxy::Editor::spawn(&mut command);
-    let session = editor.open_session(&review.sandbox.workspace);
-    let prompt = editor.request(
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "deploy"}]}),
-    );
-    let ask = loop {
-        let message = editor.next();
-        if message["method"] == "session/request_permission" {
-            break message;
-        }
-    };
-    // An editor with no way to ask its user.
-    editor.send(json!({"jsonrpc": "2.0", "id": ask["id"], "error": {"code": -32601, "message": "Method not found"}}));
+    let (_, prompt) = deploy_the_editor_cannot_answer(&mut editor, &review);
     let escalation = first_open(&review.service, &review.reviewer);
     assert_eq!(escalation["subject"], "terraform apply", "{escalation}");
     let id = escalation["id"].as_str().unwrap().to_owned();
     let allow = json!({ "choice": "allow" });
     assert_eq!(review.decide(&review.reviewer, &id, allow).0, 200);
-
     let rest = editor.until_response(prompt);
-    let steps: Vec<&str> = rest
-        .iter()
-        .filter_map(crate::proxy::text_of)
-        .filter(|t| t.starts_with("STEP "))
-        .collect();
-    assert_eq!(steps, ["STEP deploy selected:allow-once"], "{rest:?}");
-    let (code, stderr) = editor.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        proxied_steps(&rest),
+        ["STEP deploy selected:allow-once"],
+        "{rest:?}"
+    );
     let audit = audit_lines(&review.sandbox);
     let line = audit
         .iter()
@@ -1166,4 +1181,16 @@ fn a_proxy_escalates_what_the_editor_cannot_answer_and_a_reviewer_allows_it() {
         line["answer"],
         format!("allow-once (reviewer: {id} by bob)")
     );
+
+    // In another session, the editor cancels the turn while the request waits for a reviewer.
+    let (session, prompt) = deploy_the_editor_cannot_answer(&mut editor, &review);
+    let waiting = first_open(&review.service, &review.reviewer);
+    assert_ne!(waiting["id"], id.as_str(), "{waiting}");
+    editor.send(
+        json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
+    );
+    let rest = editor.until_response(prompt);
+    assert_eq!(proxied_steps(&rest), ["STEP deploy cancelled"], "{rest:?}");
+    let (code, stderr) = editor.finish();
+    assert_eq!(code, Some(0), "{stderr}");
 }

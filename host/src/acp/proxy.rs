@@ -223,6 +223,8 @@ struct Proxy {
     /// The agent's requests it withdrew (`$/cancel_request`) while the chain decided them:
     /// answered `cancelled`.
     withdrawn: Mutex<HashSet<String>>,
+    /// Told of every cancel and withdrawal, so that a wait for a reviewer can end.
+    interrupted: tokio::sync::Notify,
     /// The id of the editor's `initialize` and the version it offered, until the agent answers.
     initialize: Mutex<Option<(String, u64)>>,
     /// The protocol version the editor and the agent agreed on (1 until they have).
@@ -274,6 +276,7 @@ impl Proxy {
             in_flight: Mutex::default(),
             cancels: Mutex::default(),
             withdrawn: Mutex::default(),
+            interrupted: tokio::sync::Notify::new(),
             initialize: Mutex::default(),
             version: AtomicU64::new(1),
             refused: AtomicBool::new(false),
@@ -727,6 +730,7 @@ impl Proxy {
         }
         if lock(&self.in_flight).contains(&key) {
             lock(&self.withdrawn).insert(key);
+            self.interrupted.notify_waiters();
             return false;
         }
         true
@@ -921,8 +925,10 @@ impl Proxy {
     fn editor_answered(self: &Arc<Self>, held: Held, result: Option<&RawValue>) {
         if result.is_none() && self.escalator.is_some() {
             let proxy = self.clone();
+            // Cancels from now on end the wait.
+            let generation = self.generation(&held.session_id);
             self.runtime
-                .spawn(async move { proxy.escalate(held).await });
+                .spawn(async move { proxy.escalate(held, generation).await });
             return;
         }
         let outcome = result
@@ -955,8 +961,9 @@ impl Proxy {
 
     /// An ask the editor could not answer, sent to the review service (see [`escalation`]):
     /// the agent's request waits for the reviewer's decision (with `--wait`), and is denied
-    /// when nobody decides or the service cannot be reached.
-    async fn escalate(&self, held: Held) {
+    /// when nobody decides or the service cannot be reached; a cancel of its session since
+    /// `generation`, or the agent withdrawing it, ends the wait and answers it `cancelled`.
+    async fn escalate(&self, held: Held, generation: u64) {
         let Some(escalator) = &self.escalator else {
             unreachable!("only called with a review service")
         };
@@ -965,7 +972,23 @@ impl Proxy {
             subject(&held.judged.request),
             escalator.client.url()
         ));
-        let reviewed = escalation::review(&self.gate, escalator, &held.judged).await;
+        let review = escalation::review(&self.gate, escalator, &held.judged);
+        tokio::pin!(review);
+        let reviewed = loop {
+            let interrupted = self.interrupted.notified();
+            let withdrawn =
+                held.origin == Side::Agent && lock(&self.withdrawn).remove(held.agent_id.get());
+            if withdrawn || self.generation(&held.session_id) != generation {
+                let origin = held.origin;
+                return tokio::task::block_in_place(|| {
+                    self.cancelled(origin, &held.agent_id, &held.judged)
+                });
+            }
+            tokio::select! {
+                reviewed = &mut review => break reviewed,
+                () = interrupted => {}
+            }
+        };
         let permission = held.call_line.is_none().then_some(&held.judged.request);
         let (answer, by) = reviewed.answer(permission);
         tokio::task::block_in_place(|| {
@@ -981,6 +1004,7 @@ impl Proxy {
     /// `cancelled`, and the decisions under way will be.
     fn cancel(&self, session: &str) {
         *lock(&self.cancels).entry(session.to_owned()).or_default() += 1;
+        self.interrupted.notify_waiters();
         let cancelled: Vec<(String, Held)> = {
             let mut held = lock(&self.held);
             let keys: Vec<String> = held

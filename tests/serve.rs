@@ -971,3 +971,226 @@ fn two_instances_on_one_postgres_share_decisions_and_a_restart_loses_nothing() {
         "{output}"
     );
 }
+
+/// `acp-gate hook gemini` of the recorded web fetch (the default chain asks; Gemini CLI has
+/// no ask of its own) in `session`, with `args`, started in the background: the hook
+/// escalates to the review service.
+fn gated_hook(review: &Review, session: &str, args: &[&str]) -> Child {
+    let payload =
+        std::fs::read_to_string(repo().join("tests/fixtures/hooks/gemini/web-fetch.json"))
+            .unwrap()
+            .replace(
+                "@WORKSPACE@",
+                &review.sandbox.workspace.display().to_string(),
+            )
+            .replace("@HOME@", &review.sandbox.home.display().to_string())
+            .replace("5f0d9c2a-81b4-4e6f-a3d7-2c9e0b1f4a68", session);
+    let mut child = review
+        .sandbox
+        .command(&[&["hook", "gemini"][..], args].concat())
+        .env("ACP_GATE_SERVICE_TOKEN", &review.gate)
+        .env(
+            "ACP_GATE_AUDIT_LOG",
+            review.sandbox.root.join("audit.jsonl"),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(payload.as_bytes()).unwrap();
+    drop(stdin);
+    child
+}
+
+/// A finished hook: its exit code and its answer (Gemini CLI's `decision` and `reason`).
+fn hook_answer(child: Child) -> (Option<i32>, Value, String) {
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let answer = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
+    (
+        output.status.code(),
+        answer,
+        format!("{stdout}\n{}", stderr(&output)),
+    )
+}
+
+/// Asserts that `hook` answered deny, with a reason that says each of `said`.
+fn assert_hook_denied(hook: Child, said: &[&str]) {
+    let (code, answer, output) = hook_answer(hook);
+    assert_eq!(
+        (code, &answer["decision"]),
+        (Some(0), &json!("deny")),
+        "{output}"
+    );
+    let reason = answer["reason"].as_str().unwrap();
+    for part in said {
+        assert!(reason.contains(part), "no `{part}` in: {reason}");
+    }
+}
+
+/// The audit line of the hook call in `session`.
+fn hook_audit_line(review: &Review, session: &str) -> Value {
+    let audit = audit_lines(&review.sandbox);
+    audit
+        .into_iter()
+        .find(|l| l["session_id"] == session)
+        .unwrap_or_else(|| panic!("no audit line of {session}"))
+}
+
+/// A hook whose ask nobody at the agent can answer escalates as `run` does: a reviewer's allow
+/// within `--wait` answers allow, recorded with the reviewer's name; a reviewer's deny, a
+/// deadline with no decision (the org file's `[escalation]` naming the service) and a service
+/// out of reach each answer deny, naming the service: never an allow.
+#[test]
+fn a_hook_escalates_to_the_review_service_and_answers_as_the_reviewer_decides() {
+    let review = Review::sqlite(&[]);
+    let url = review.service.url.clone();
+    let key = review.key.to_str().unwrap().to_owned();
+    let flags = [
+        "--escalate-to",
+        &url,
+        "--service-key",
+        &key,
+        "--wait",
+        "60s",
+    ];
+
+    let hook = gated_hook(&review, "hook-allow", &flags);
+    let escalation = first_open(&review.service, &review.reviewer);
+    assert_eq!(escalation["agent"], "gemini", "{escalation}");
+    let id = escalation["id"].as_str().unwrap().to_owned();
+    let allow = json!({ "choice": "allow" });
+    assert_eq!(review.decide(&review.reviewer, &id, allow).0, 200);
+    let (code, answer, output) = hook_answer(hook);
+    assert_eq!(
+        (code, &answer),
+        (Some(0), &json!({"decision": "allow"})),
+        "{output}"
+    );
+    let line = hook_audit_line(&review, "hook-allow");
+    assert_eq!(line["allowed"], true, "{line}");
+    assert_eq!(line["answer"], format!("allowed (reviewer: {id} by bob)"));
+
+    let hook = gated_hook(&review, "hook-deny", &flags);
+    let id = review.escalated();
+    let deny = json!({ "choice": "deny", "message": "no fetching from the build agents" });
+    assert_eq!(review.decide(&review.reviewer, &id, deny).0, 200);
+    let denied = format!("a reviewer at the review service {url} denied this");
+    assert_hook_denied(
+        hook,
+        &[&denied, "by bob: no fetching from the build agents"],
+    );
+    assert_eq!(hook_audit_line(&review, "hook-deny")["allowed"], false);
+
+    // The org file says where escalations go, for hooks too; nobody decides within the wait.
+    let org = review.sandbox.write(
+        "org/handlers.toml",
+        &format!("[escalation]\nurl = \"{url}\"\nkey = \"{key}\"\n"),
+    );
+    let late = ["--org-handlers", org.to_str().unwrap(), "--wait", "1s"];
+    let undecided = format!("no reviewer at the review service {url} decided within 1s");
+    assert_hook_denied(
+        gated_hook(&review, "hook-late", &late),
+        &[&undecided, "escalated as esc-"],
+    );
+
+    // A service out of reach: denied, naming it.
+    let away = "http://127.0.0.1:1";
+    let flags = ["--escalate-to", away, "--service-key", &key, "--wait", "2s"];
+    let unreachable = format!("the review service at {away} could not be reached");
+    assert_hook_denied(gated_hook(&review, "hook-away", &flags), &[&unreachable]);
+}
+
+/// The SDK agent's `deploy` prompted in a new session of the proxy behind `editor`, whose
+/// ask (`terraform apply`) the editor cannot answer (it answers with an error): the session
+/// and the prompt's id.
+fn deploy_the_editor_cannot_answer(
+    editor: &mut crate::proxy::Editor,
+    review: &Review,
+) -> (String, u64) {
+    let session = editor.open_session(&review.sandbox.workspace);
+    let prompt = editor.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "deploy"}]}),
+    );
+    let ask = loop {
+        let message = editor.next();
+        if message["method"] == "session/request_permission" {
+            break message;
+        }
+    };
+    editor.send(json!({"jsonrpc": "2.0", "id": ask["id"], "error": {"code": -32601, "message": "Method not found"}}));
+    (session, prompt)
+}
+
+/// The agent's STEP lines among `messages`.
+fn proxied_steps(messages: &[Value]) -> Vec<&str> {
+    messages
+        .iter()
+        .filter_map(crate::proxy::text_of)
+        .filter(|t| t.starts_with("STEP "))
+        .collect()
+}
+
+/// A proxy whose editor cannot answer an ask escalates it as `run` does: the agent's
+/// permission request waits for the reviewer, and a reviewer's allow reaches it as its allow
+/// option, recorded with the reviewer's name; a `session/cancel` ends a wait, `cancelled`.
+#[test]
+fn a_proxy_escalates_what_the_editor_cannot_answer_and_a_reviewer_allows_it() {
+    let review = Review::sqlite(&[]);
+    let audit = review.sandbox.root.join("audit.jsonl");
+    let key = review.key.to_str().unwrap();
+    let script = sdk_agent_script();
+    let mut command = review.sandbox.command(&[
+        "proxy",
+        "--audit",
+        audit.to_str().unwrap(),
+        "--escalate-to",
+        &review.service.url,
+        "--service-key",
+        key,
+        "--wait",
+        "60s",
+        "--",
+        "node",
+        &script,
+    ]);
+    command.env("ACP_GATE_SERVICE_TOKEN", &review.gate);
+    let mut editor = crate::proxy::Editor::spawn(&mut command);
+    let (_, prompt) = deploy_the_editor_cannot_answer(&mut editor, &review);
+    let escalation = first_open(&review.service, &review.reviewer);
+    assert_eq!(escalation["subject"], "terraform apply", "{escalation}");
+    let id = escalation["id"].as_str().unwrap().to_owned();
+    let allow = json!({ "choice": "allow" });
+    assert_eq!(review.decide(&review.reviewer, &id, allow).0, 200);
+    let rest = editor.until_response(prompt);
+    assert_eq!(
+        proxied_steps(&rest),
+        ["STEP deploy selected:allow-once"],
+        "{rest:?}"
+    );
+    let audit = audit_lines(&review.sandbox);
+    let line = audit
+        .iter()
+        .find(|l| l["subject"] == "terraform apply")
+        .unwrap();
+    assert_eq!(line["allowed"], true, "{line}");
+    assert_eq!(
+        line["answer"],
+        format!("allow-once (reviewer: {id} by bob)")
+    );
+
+    // In another session, the editor cancels the turn while the request waits for a reviewer.
+    let (session, prompt) = deploy_the_editor_cannot_answer(&mut editor, &review);
+    let waiting = first_open(&review.service, &review.reviewer);
+    assert_ne!(waiting["id"], id.as_str(), "{waiting}");
+    editor.send(
+        json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
+    );
+    let rest = editor.until_response(prompt);
+    assert_eq!(proxied_steps(&rest), ["STEP deploy cancelled"], "{rest:?}");
+    let (code, stderr) = editor.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}

@@ -455,7 +455,7 @@ impl Client {
                 },
                 ResolvedBy::Reviewer,
             ),
-            Reviewed::Open => (
+            Reviewed::Open(_) => (
                 Settled::Reject {
                     chosen: None,
                     message: None,

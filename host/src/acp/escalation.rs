@@ -1,13 +1,14 @@
-//! Escalating to the review service: the path `run` takes when the chain asks and nobody
-//! here can answer (`proxy` does not escalate to it yet). The judged request becomes a redacted submission;
+//! Escalating to the review service: the one path `run`, `proxy` and `hook` take when the
+//! chain asks and nobody here can answer. The judged request becomes a redacted submission;
 //! with `--wait`, the request stays pending until a reviewer decides (checked: signed by the
 //! service, for this very request) or the deadline passes. It decides nothing itself: an
 //! allow only lets through what the chain asked about, once.
 
 use serde_json::json;
 
-use super::gate::{Gate, Judged};
-use crate::record::{Escalation, escalation_id, subject};
+use super::gate::{Answer, Gate, Judged};
+use crate::record::{Escalation, ResolvedBy, escalation_id, subject};
+use crate::request::{OptionKind, ToolRequest};
 use crate::service::escalator::Escalator;
 use crate::service::{Ruling, Submission};
 use crate::verdict::Verdict;
@@ -20,8 +21,27 @@ pub enum Reviewed {
     /// A reviewer denied it, with their message for the agent (or the note).
     Denied(String),
     /// Sent, and nobody decided (no `--wait`, or not in time); or the service could not be
-    /// reached. Either way: denied and escalated, as without a service.
-    Open,
+    /// reached. Either way: denied and escalated, as without a service. Why, naming the
+    /// service.
+    Open(String),
+}
+
+impl Reviewed {
+    /// The answer it makes, and who gave it: with the agent's options of `permission` for a
+    /// permission request, else a call's go-ahead or refusal (a gated call, a hook call).
+    pub fn answer(self, permission: Option<&ToolRequest>) -> (Answer, ResolvedBy) {
+        let (kind, message, by) = match self {
+            Reviewed::Allowed(note) => (OptionKind::AllowOnce, Some(note), ResolvedBy::Reviewer),
+            Reviewed::Denied(note) => (OptionKind::RejectOnce, Some(note), ResolvedBy::Reviewer),
+            Reviewed::Open(_) => (OptionKind::RejectOnce, None, ResolvedBy::Escalated),
+        };
+        let answer = match (permission, kind, message) {
+            (Some(request), kind, message) => Answer::by_kind(request, kind, message),
+            (None, OptionKind::AllowOnce, Some(note)) => Answer::Approved(note),
+            (None, _, message) => Answer::Denied { message },
+        };
+        (answer, by)
+    }
 }
 
 /// The submission for a judged request: what a reviewer needs, redacted.
@@ -60,15 +80,15 @@ pub fn submission(escalator: &Escalator, judged: &Judged) -> Submission {
 /// waits for a reviewer. A chain's deny or an org handler's insistence is never sent: only
 /// what a person may decide.
 pub async fn review(gate: &Gate, escalator: &Escalator, judged: &Judged) -> Reviewed {
+    let url = escalator.client.url();
     if judged.decision.outcome != Verdict::Ask {
-        return Reviewed::Open;
+        return Reviewed::Open(format!("only an ask goes to the review service at {url}"));
     }
     let submission = submission(escalator, judged);
     if escalator.wait.is_some() {
         gate.output.notice(&format!(
-            "escalation {} sent to {}: waiting for a reviewer",
+            "escalation {} sent to {url}: waiting for a reviewer",
             submission.id,
-            escalator.client.url()
         ));
     }
     match escalator.escalate(&submission).await {
@@ -82,10 +102,19 @@ pub async fn review(gate: &Gate, escalator: &Escalator, judged: &Judged) -> Revi
                 }),
             }
         }
-        Ok(None) => Reviewed::Open,
+        Ok(None) => Reviewed::Open(match escalator.wait {
+            Some(wait) => {
+                format!("no reviewer at the review service {url} decided within {wait:?}")
+            }
+            None => {
+                format!("it is open at the review service {url} (nothing here waits: no --wait)")
+            }
+        }),
         Err(error) => {
             gate.output.error(&format!("{error:#}"));
-            Reviewed::Open
+            Reviewed::Open(format!(
+                "the review service at {url} could not be reached: {error:#}"
+            ))
         }
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! - the agent's `session/request_permission`: the chain decides; allow and deny are answered
 //!   here, an ask is forwarded to the editor with the handlers' reasons in the tool call's
-//!   title, and the editor's answer relayed;
+//!   title, and the editor's answer relayed (an ask the editor cannot answer, answered with
+//!   an error, goes to the review service when there is one: [`escalation`]);
 //! - the agent's `fs/read_text_file`, `fs/write_text_file` and `terminal/create`: judged before
 //!   they reach the editor; a denied one is answered with an error and never forwarded, an ask
 //!   becomes a permission request of acp-gate's own to the editor;
@@ -43,12 +44,14 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 
 use super::conductor::{self, Spelling};
+use super::escalation;
 use super::gate::{Answer, Asked, Gate, Judged, Reply};
 use super::session::{PROTOCOLS, speaks};
 use super::stream::{Sink, relay_lines};
 use crate::exit;
 use crate::record::{ResolvedBy, subject};
 use crate::request::{OptionKind, SessionContext};
+use crate::service::escalator::Escalator;
 use crate::verdict::Verdict;
 
 /// How long the agent may take to exit once the editor has gone, before it is killed.
@@ -67,9 +70,14 @@ pub const IN_A_CHAIN: &str = r#"agent-client-protocol-conductor agent "acp-gate 
 ///
 /// Each direction is relayed by a thread of its own with blocking reads and writes (a read's
 /// lines are written in one go); only the decisions run as tasks on the async runtime.
-pub async fn serve(gate: Gate, workspace: PathBuf, agent: &[String]) -> Result<u8> {
+pub async fn serve(
+    gate: Gate,
+    escalator: Option<Escalator>,
+    workspace: PathBuf,
+    agent: &[String],
+) -> Result<u8> {
     if agent.is_empty() {
-        return serve_in_chain(gate, workspace).await;
+        return serve_in_chain(gate, escalator, workspace).await;
     }
     super::session::check_command(agent).map_err(anyhow::Error::msg)?;
     let mut child = Command::new(&agent[0])
@@ -89,7 +97,8 @@ pub async fn serve(gate: Gate, workspace: PathBuf, agent: &[String]) -> Result<u
 
     let editor = Arc::new(Sink::new(std::io::stdout()));
     let agent = Arc::new(Sink::new(agent_in));
-    let proxy = Proxy::new(gate, workspace, editor, agent, Successor::Process);
+    let successor = Successor::Process;
+    let proxy = Proxy::new(gate, escalator, workspace, editor, agent, successor);
     let from_editor = tokio::task::spawn_blocking({
         let proxy = proxy.clone();
         move || proxy.relay_editor(std::io::stdin().lock())
@@ -147,11 +156,16 @@ pub async fn serve(gate: Gate, workspace: PathBuf, agent: &[String]) -> Result<u
 /// Runs the proxy as a component of a conductor's chain: the conductor is on stdio, and both
 /// the editor's messages and the successor's come from it. Ends when the conductor closes
 /// acp-gate's input (the chain is over) or acp-gate ends the chain (a session it cannot gate).
-async fn serve_in_chain(gate: Gate, workspace: PathBuf) -> Result<u8> {
+async fn serve_in_chain(
+    gate: Gate,
+    escalator: Option<Escalator>,
+    workspace: PathBuf,
+) -> Result<u8> {
     // One stream to the conductor carries what goes to the editor and to the successor.
     let conductor = Arc::new(Sink::new(std::io::stdout()));
     let successor = Successor::Conductor(Mutex::default());
-    let proxy = Proxy::new(gate, workspace, conductor.clone(), conductor, successor);
+    let editor = conductor.clone();
+    let proxy = Proxy::new(gate, escalator, workspace, editor, conductor, successor);
     let relay = tokio::task::spawn_blocking({
         let proxy = proxy.clone();
         move || proxy.relay_conductor(std::io::stdin().lock())
@@ -187,6 +201,8 @@ struct Held {
 
 struct Proxy {
     gate: Gate,
+    /// The review service asks the editor cannot answer go to (`--escalate-to`).
+    escalator: Option<Escalator>,
     /// The workspace of requests whose session is unknown (`--workspace`, else the directory
     /// the proxy started in).
     workspace: PathBuf,
@@ -207,6 +223,8 @@ struct Proxy {
     /// The agent's requests it withdrew (`$/cancel_request`) while the chain decided them:
     /// answered `cancelled`.
     withdrawn: Mutex<HashSet<String>>,
+    /// Told of every cancel and withdrawal, so that a wait for a reviewer can end.
+    interrupted: tokio::sync::Notify,
     /// The id of the editor's `initialize` and the version it offered, until the agent answers.
     initialize: Mutex<Option<(String, u64)>>,
     /// The protocol version the editor and the agent agreed on (1 until they have).
@@ -241,6 +259,7 @@ enum Successor {
 impl Proxy {
     fn new(
         gate: Gate,
+        escalator: Option<Escalator>,
         workspace: PathBuf,
         editor: Arc<Sink>,
         agent: Arc<Sink>,
@@ -248,6 +267,7 @@ impl Proxy {
     ) -> Arc<Proxy> {
         Arc::new(Proxy {
             gate,
+            escalator,
             workspace,
             sessions: Mutex::default(),
             opening: Mutex::default(),
@@ -256,6 +276,7 @@ impl Proxy {
             in_flight: Mutex::default(),
             cancels: Mutex::default(),
             withdrawn: Mutex::default(),
+            interrupted: tokio::sync::Notify::new(),
             initialize: Mutex::default(),
             version: AtomicU64::new(1),
             refused: AtomicBool::new(false),
@@ -709,6 +730,7 @@ impl Proxy {
         }
         if lock(&self.in_flight).contains(&key) {
             lock(&self.withdrawn).insert(key);
+            self.interrupted.notify_waiters();
             return false;
         }
         true
@@ -898,8 +920,17 @@ impl Proxy {
         let _ = self.editor.send(&message.to_string());
     }
 
-    /// The editor answered an ask acp-gate forwarded or made.
-    fn editor_answered(&self, held: Held, result: Option<&RawValue>) {
+    /// The editor answered an ask acp-gate forwarded or made; with an error (it cannot answer),
+    /// a reviewer may, when there is a review service.
+    fn editor_answered(self: &Arc<Self>, held: Held, result: Option<&RawValue>) {
+        if result.is_none() && self.escalator.is_some() {
+            let proxy = self.clone();
+            // Cancels from now on end the wait.
+            let generation = self.generation(&held.session_id);
+            self.runtime
+                .spawn(async move { proxy.escalate(held, generation).await });
+            return;
+        }
         let outcome = result
             .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
             .and_then(|r| r.get("outcome").cloned())
@@ -928,10 +959,52 @@ impl Proxy {
         }
     }
 
+    /// An ask the editor could not answer, sent to the review service (see [`escalation`]):
+    /// the agent's request waits for the reviewer's decision (with `--wait`), and is denied
+    /// when nobody decides or the service cannot be reached; a cancel of its session since
+    /// `generation`, or the agent withdrawing it, ends the wait and answers it `cancelled`.
+    async fn escalate(&self, held: Held, generation: u64) {
+        let Some(escalator) = &self.escalator else {
+            unreachable!("only called with a review service")
+        };
+        self.gate.output.notice(&format!(
+            "the editor could not answer: {} goes to the review service {}",
+            subject(&held.judged.request),
+            escalator.client.url()
+        ));
+        let review = escalation::review(&self.gate, escalator, &held.judged);
+        tokio::pin!(review);
+        let reviewed = loop {
+            let interrupted = self.interrupted.notified();
+            let withdrawn =
+                held.origin == Side::Agent && lock(&self.withdrawn).remove(held.agent_id.get());
+            if withdrawn || self.generation(&held.session_id) != generation {
+                let origin = held.origin;
+                return tokio::task::block_in_place(|| {
+                    self.cancelled(origin, &held.agent_id, &held.judged)
+                });
+            }
+            tokio::select! {
+                reviewed = &mut review => break reviewed,
+                () = interrupted => {}
+            }
+        };
+        let permission = held.call_line.is_none().then_some(&held.judged.request);
+        let (answer, by) = reviewed.answer(permission);
+        tokio::task::block_in_place(|| {
+            let reply = self.gate.conclude(&held.judged, answer, by);
+            match &held.call_line {
+                None => self.answer(held.origin, &held.agent_id, reply),
+                Some(line) => self.forward_or_answer(held.origin, &held.agent_id, line, reply),
+            }
+        });
+    }
+
     /// `session/cancel` from the editor: every ask held for the session is answered
     /// `cancelled`, and the decisions under way will be.
     fn cancel(&self, session: &str) {
         *lock(&self.cancels).entry(session.to_owned()).or_default() += 1;
+        self.interrupted.notify_waiters();
         let cancelled: Vec<(String, Held)> = {
             let mut held = lock(&self.held);
             let keys: Vec<String> = held

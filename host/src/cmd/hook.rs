@@ -10,7 +10,7 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use crate::acp::gate::Gate;
 use crate::acp::output::Output;
-use crate::args::{OutputFormat, PolicyArgs};
+use crate::args::{EscalationArgs, OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
 use crate::exit;
 use crate::hook::install::{self, Action, Scope};
@@ -103,6 +103,8 @@ pub struct ServeArgs {
     /// Refuse requests without `Authorization: Bearer TOKEN` (also $ACP_GATE_HOOK_TOKEN).
     #[arg(long, value_name = "TOKEN")]
     pub token: Option<String>,
+    #[command(flatten)]
+    pub escalation: EscalationArgs,
 }
 
 impl HookCommand {
@@ -123,6 +125,8 @@ impl HookCommand {
 pub struct HookArgs {
     #[command(flatten)]
     pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub escalation: EscalationArgs,
 }
 
 /// The most of a hook payload read: a tool call's input, file contents included.
@@ -143,7 +147,7 @@ pub async fn hook(command: HookCommand) -> Result<u8> {
         .take(MAX_PAYLOAD)
         .read_to_end(&mut input)
         .context("reading the hook's input")?;
-    let reply = once::once(agent, &input, &args.policy).await;
+    let reply = once::once(agent, &input, &args.policy, &args.escalation).await;
     std::io::stdout().write_all(reply.stdout.as_bytes())?;
     std::io::stdout().flush()?;
     eprint!("{}", reply.stderr);
@@ -202,6 +206,8 @@ fn install(args: InstallArgs, action: Action) -> Result<u8> {
 async fn serve(args: ServeArgs) -> Result<u8> {
     let options = super::load_options(&args.policy)?;
     let chain = crate::load_chain(&options).await?;
+    // One hook server answers every agent's hooks.
+    let escalator = once::escalator("hook serve", &args.escalation, &chain, &options.workspace)?;
     let audit = AuditLog::open(&AuditLog::default_path())?;
     let gate = Gate::new(chain, audit, Output::on_stderr(OutputFormat::Text));
     let listen = match args.socket {
@@ -211,7 +217,7 @@ async fn serve(args: ServeArgs) -> Result<u8> {
     let token = args
         .token
         .or_else(|| std::env::var("ACP_GATE_HOOK_TOKEN").ok());
-    serve::serve(gate, &options.workspace, listen, token, |at| {
+    serve::serve(gate, escalator, &options.workspace, listen, token, |at| {
         println!("acp-gate hook serve: listening on {at} (POST /hook/claude, /hook/codex, /hook/gemini, /hook/copilot)");
         let _ = std::io::stdout().flush();
     })

@@ -10,9 +10,10 @@ use clap::Args;
 use crate::acp::gate::Gate;
 use crate::acp::output::Output;
 use crate::acp::proxy::IN_A_CHAIN;
-use crate::args::{OutputFormat, PolicyArgs};
+use crate::args::{EscalationArgs, OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
 use crate::exit;
+use crate::service::escalator::{Escalator, Origin};
 
 #[derive(Args, Debug)]
 pub struct ProxyArgs {
@@ -24,6 +25,8 @@ pub struct ProxyArgs {
     /// How decisions are shown on stderr.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+    #[command(flatten)]
+    pub escalation: EscalationArgs,
     /// The agent's command and arguments. Without one, acp-gate is a proxy of an ACP
     /// conductor's chain (`agent-client-protocol-conductor agent "acp-gate proxy" "AGENT"`).
     #[arg(last = true, value_name = "AGENT")]
@@ -42,7 +45,9 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8> {
     }
     let options = super::load_options(&args.policy)?;
     let chain = crate::load_chain(&options).await?;
+    let origin = Origin::here(&options.workspace, &args.agent);
+    let escalator = Escalator::configure(&args.escalation, chain.escalation.as_ref(), origin)?;
     let audit = AuditLog::open(&args.audit.unwrap_or_else(AuditLog::default_path))?;
     let gate = Gate::new(chain, audit, output);
-    crate::acp::proxy::serve(gate, options.workspace, &args.agent).await
+    crate::acp::proxy::serve(gate, escalator, options.workspace, &args.agent).await
 }

@@ -6,8 +6,11 @@
 //!   `PermissionRequest` events, where no decision lets the agent ask its user), it is passed
 //!   on, with the chain's reasons;
 //! - where it has none (Codex's and Gemini CLI's hooks before a tool), it is refused and
-//!   escalated, as `run --non-interactive` does: an escalation record goes to the state
-//!   directory's `escalations.jsonl` (`acp-gate escalations`);
+//!   escalated, as `run --non-interactive` does: with a review service (`--escalate-to`, the
+//!   org file's `[escalation]`) it goes there, through `run`'s own path, and a reviewer's
+//!   allow within `--wait` lets it through; else (a deny, no decision in time, a service out
+//!   of reach) an escalation record goes to the state directory's `escalations.jsonl`
+//!   (`acp-gate escalations`);
 //! - in a permission mode in which the agent stops asking (Claude Code's `bypassPermissions`,
 //!   ...; judged by the chain as a switch into that mode, as `run` judges one), the mode's
 //!   verdict counts: allowed, asks are passed on as above; asked about, every ask is refused
@@ -15,11 +18,13 @@
 
 use serde_json::json;
 
+use crate::acp::escalation::{self, Reviewed};
 use crate::acp::gate::{Answer, Asked, Gate, Judged};
 use crate::acp::switch::Switch;
 use crate::record::ResolvedBy;
 use crate::request::hook::{Agent, HookCall, HookEvent};
 use crate::request::{SessionContext, ToolRequest};
+use crate::service::escalator::Escalator;
 use crate::verdict::Verdict;
 
 /// What the agent is told, with the reasons it shows.
@@ -38,6 +43,8 @@ pub struct Judgement {
     call: Judged,
     answer: Answer,
     by: ResolvedBy,
+    /// The review service the call was escalated to, and what it made of it.
+    reviewed: Option<(String, Reviewed)>,
 }
 
 impl Judgement {
@@ -60,8 +67,14 @@ pub fn requests(call: &HookCall, ctx: &SessionContext) -> Vec<ToolRequest> {
     switch.into_iter().chain(tool_call).collect()
 }
 
-/// Judges `call`: the mode it is in, then the call itself.
-pub async fn judge(gate: &Gate, call: &HookCall, ctx: &SessionContext) -> Judgement {
+/// Judges `call`: the mode it is in, then the call itself; an ask nobody here can answer goes
+/// to the review service `escalator`, if there is one.
+pub async fn judge(
+    gate: &Gate,
+    call: &HookCall,
+    ctx: &SessionContext,
+    escalator: Option<&Escalator>,
+) -> Judgement {
     let mode = match mode_switch(call) {
         Some(switch) => Some(judge_mode(gate, switch, ctx).await),
         None => None,
@@ -90,11 +103,21 @@ pub async fn judge(gate: &Gate, call: &HookCall, ctx: &SessionContext) -> Judgem
         }
         _ => (Answer::Denied { message: None }, ResolvedBy::Escalated),
     };
+    let (answer, by, reviewed) = match escalator {
+        Some(escalator) if by == ResolvedBy::Escalated => {
+            let reviewed = escalation::review(gate, escalator, &judged).await;
+            let (answer, by) = reviewed.clone().answer(None);
+            let url = escalator.client.url().to_owned();
+            (answer, by, Some((url, reviewed)))
+        }
+        _ => (answer, by, None),
+    };
     Judgement {
         mode,
         call: judged,
         answer,
         by,
+        reviewed,
     }
 }
 
@@ -144,6 +167,7 @@ pub fn settle(gate: &Gate, call: &HookCall, judgement: Judgement) -> Told {
         call: judged,
         answer,
         by,
+        reviewed,
     } = judgement;
     if let Some((mode_judged, mode_answer, mode_by)) = &mode
         && gate.record(mode_judged, mode_answer, *mode_by).is_none()
@@ -158,17 +182,32 @@ pub fn settle(gate: &Gate, call: &HookCall, judgement: Judgement) -> Told {
         true => format!("acp-gate {what}"),
         false => format!("acp-gate {what}: {reasons}"),
     };
+    let service = reviewed.as_ref().map(|(url, _)| url.as_str()).unwrap_or("");
     match (&answer, judged.decision.outcome) {
         (Answer::Allowed, _) => Told::Allow(said("allows this")),
+        (Answer::Approved(note), _) => Told::Allow(format!(
+            "acp-gate: a reviewer at the review service {service} allowed this ({note})"
+        )),
         (Answer::PassedOn, _) => Told::Ask(said("asks you to confirm this")),
         (_, Verdict::Deny) => Told::Deny(said("denies this")),
+        (
+            Answer::Denied {
+                message: Some(note),
+            },
+            _,
+        ) if by == ResolvedBy::Reviewer => Told::Deny(format!(
+            "acp-gate: a reviewer at the review service {service} denied this ({note})"
+        )),
         _ => {
-            let why = match (&call.mode, mode_refuses_asks(&mode)) {
+            let mut why = match (&call.mode, mode_refuses_asks(&mode)) {
                 (Some(name), true) => {
                     format!("in permission mode `{name}` the agent might not ask anyone")
                 }
                 _ => format!("{} cannot ask anyone here", call.agent.title()),
             };
+            if let Some((_, Reviewed::Open(open))) = &reviewed {
+                why = format!("{why}; {open}");
+            }
             let id = recorded
                 .escalation
                 .map(|id| format!(" as {id} (see `acp-gate escalations`)"))

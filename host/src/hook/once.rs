@@ -13,11 +13,12 @@ use crate::LoadOptions;
 use crate::acp::gate::{Answer, Asked, Gate};
 use crate::acp::orchestrate::Orchestration;
 use crate::acp::output::Output;
-use crate::args::{OutputFormat, PolicyArgs};
+use crate::args::{EscalationArgs, OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
 use crate::record::ResolvedBy;
 use crate::request::SessionContext;
 use crate::request::hook::{Agent, HookCall, HookEvent};
+use crate::service::escalator::{Escalator, Origin};
 use crate::state::{self, Escalations, Sessions};
 
 /// How a hook call came, which decides how a refusal is said.
@@ -29,8 +30,14 @@ pub enum Transport {
     Http,
 }
 
-/// Answers the hook call `input` (the payload as the agent sent it) in a process of its own.
-pub async fn once(agent: Agent, input: &[u8], policy: &PolicyArgs) -> HookReply {
+/// Answers the hook call `input` (the payload as the agent sent it) in a process of its own,
+/// escalating as `escalation` and the org file's `[escalation]` say.
+pub async fn once(
+    agent: Agent,
+    input: &[u8],
+    policy: &PolicyArgs,
+    escalation: &EscalationArgs,
+) -> HookReply {
     let payload = serde_json::from_slice::<Value>(input)
         .context("the hook's input is not JSON")
         .map_err(|e| format!("{e:#}"));
@@ -47,22 +54,42 @@ pub async fn once(agent: Agent, input: &[u8], policy: &PolicyArgs) -> HookReply 
             Err(_) => Vec::new(),
         };
         let chain = crate::load_chain_for(&options, &requests).await?;
+        let escalator = escalator(agent.name(), escalation, &chain, &options.workspace)?;
         let audit = AuditLog::open(&AuditLog::default_path())?;
-        Ok::<_, anyhow::Error>((options.workspace, chain, audit))
+        Ok::<_, anyhow::Error>((options.workspace, chain, escalator, audit))
     };
-    let (workspace, chain, audit) = match loaded.await {
+    let (workspace, chain, escalator, audit) = match loaded.await {
         Ok(loaded) => loaded,
         Err(error) => return reply::block(shape, &format!("{error:#}")),
     };
     let gate = Gate::new(chain, audit, Output::on_stderr(OutputFormat::Text));
     let payload = payload.unwrap_or_else(|_| json!({ "input": String::from_utf8_lossy(input) }));
-    respond(&gate, agent, &payload, call, &workspace, Transport::Process).await
+    let escalator = escalator.as_ref();
+    let transport = Transport::Process;
+    respond(
+        &gate, escalator, agent, &payload, call, &workspace, transport,
+    )
+    .await
 }
 
-/// Answers one hook call of `agent` with `gate`; `call` is the payload read, or why it could
-/// not be (it is then refused, and recorded as a request acp-gate could not read).
+/// Where the hooks of `agent` (its name, for the reviewer) escalate: the review service of
+/// `args` and of the org file's `[escalation]` (see [`Escalator::configure`]), or nowhere.
+pub fn escalator(
+    agent: &str,
+    args: &EscalationArgs,
+    chain: &crate::chain::Chain,
+    workspace: &Path,
+) -> Result<Option<Escalator>> {
+    let origin = Origin::here(workspace, &[agent.to_owned()]);
+    Escalator::configure(args, chain.escalation.as_ref(), origin)
+}
+
+/// Answers one hook call of `agent` with `gate` (asks nobody here can answer go to
+/// `escalator`); `call` is the payload read, or why it could not be (it is then refused, and
+/// recorded as a request acp-gate could not read).
 pub async fn respond(
     gate: &Gate,
+    escalator: Option<&Escalator>,
     agent: Agent,
     payload: &Value,
     call: Result<HookCall, String>,
@@ -95,7 +122,7 @@ pub async fn respond(
         snake_case: call.snake_case,
         exit_code: transport == Transport::Process,
     };
-    let judgement = decide::judge(gate, &call, &context(&call, workspace)).await;
+    let judgement = decide::judge(gate, &call, &context(&call, workspace), escalator).await;
     if judgement.escalates()
         && let Err(error) = gate.keep_escalations(|| orchestration(agent, workspace))
     {

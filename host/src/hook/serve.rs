@@ -29,6 +29,7 @@ use serde_json::Value;
 use super::once::{Transport, respond};
 use crate::acp::gate::Gate;
 use crate::request::hook::{Agent, HookCall};
+use crate::service::escalator::Escalator;
 
 /// Where the server listens.
 #[derive(Debug, Clone)]
@@ -43,14 +44,16 @@ pub enum Listen {
 /// was loaded for, and the token requests must carry.
 struct Served {
     gate: Gate,
+    escalator: Option<Escalator>,
     workspace: PathBuf,
     token: Option<String>,
 }
 
-/// Serves hook calls with `gate` until the process is stopped. `ready` is called with where it
+/// Serves hook calls with `gate` (escalating to `escalator`) until the process is stopped. `ready` is called with where it
 /// listens (`127.0.0.1:PORT`, or the socket's path) once it does.
 pub async fn serve(
     gate: Gate,
+    escalator: Option<Escalator>,
     workspace: &Path,
     listen: Listen,
     token: Option<String>,
@@ -58,6 +61,7 @@ pub async fn serve(
 ) -> Result<()> {
     let served = Arc::new(Served {
         gate,
+        escalator,
         workspace: workspace.to_path_buf(),
         token,
     });
@@ -127,6 +131,7 @@ async fn hook(
     let workspace = &served.workspace;
     let reply = respond(
         &served.gate,
+        served.escalator.as_ref(),
         agent,
         &payload,
         call,

@@ -208,12 +208,20 @@ fn notes(agent: Agent, scope: Scope, action: Action) -> Vec<String> {
 /// Whether `command` is acp-gate's hook for `agent` (`.../acp-gate hook AGENT ...`), whatever
 /// the path it was installed from.
 fn is_ours(agent: Agent, command: &str) -> bool {
-    let words: Vec<&str> = command.split_whitespace().collect();
-    let program = words
-        .first()
-        .map(|w| w.trim_matches(['\'', '"']))
-        .and_then(|w| w.rsplit('/').next());
-    program == Some("acp-gate") && words.windows(2).any(|w| w == ["hook", agent.name()])
+    // The program is the first word, quoted as `shell_word` quotes a path with spaces.
+    let command = command.trim_start();
+    let (program, rest) = match command.chars().next() {
+        Some(quote @ ('\'' | '"')) => match command[1..].split_once(quote) {
+            Some(split) => split,
+            None => return false,
+        },
+        _ => command
+            .split_once(char::is_whitespace)
+            .unwrap_or((command, "")),
+    };
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    program.rsplit('/').next() == Some("acp-gate")
+        && words.windows(2).any(|w| w == ["hook", agent.name()])
 }
 
 /// `word` as one POSIX shell word.

@@ -141,9 +141,14 @@ fn chmod(judge: &mut Judge, args: &[Arg]) -> bool {
 /// A mode that grants no write to others and no set-id or sticky bit (see [`chmod`]).
 fn harmless_mode(mode: &str) -> bool {
     if !mode.is_empty() && mode.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
-        // Three digits at most (a fourth sets set-id and sticky bits); others never write.
-        let others = mode.bytes().last().map_or(0, |b| b - b'0');
-        return mode.len() <= 3 && others & 2 == 0;
+        // A fourth digit sets set-id and sticky bits unless it is 0; others never write.
+        let bits = if mode.len() == 4 {
+            mode.strip_prefix('0').unwrap_or("7777")
+        } else {
+            mode
+        };
+        let others = bits.bytes().last().map_or(0, |b| b - b'0');
+        return bits.len() <= 3 && others & 2 == 0;
     }
     mode.split(',').all(|clause| {
         let Some(at) = clause.find(['+', '-', '=']) else {

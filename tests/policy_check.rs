@@ -301,7 +301,7 @@ fn chain_explains_the_default_chain_and_the_readme_says_the_same() {
     );
     assert!(
         stdout.contains(
-            "      required · on error deny · applies to execute · grants log, wasi-cli\n"
+            "      required · on error deny · applies to execute · grants log, paths, wasi-cli\n"
         ),
         "{stdout}"
     );

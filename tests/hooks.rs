@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::common::{Sandbox, pipe, repo, stderr, test_plugin};
 
 /// A recorded payload (or its twin) with the sandbox's workspace and home put in.
-fn fixture(sandbox: &Sandbox, agent: &str, name: &str, twin: bool) -> String {
+pub(crate) fn fixture(sandbox: &Sandbox, agent: &str, name: &str, twin: bool) -> String {
     let dir = repo().join("tests/fixtures/hooks").join(agent);
     let path = match twin {
         true => dir.join("twins").join(format!("{name}.json")),

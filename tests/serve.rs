@@ -119,14 +119,19 @@ pub fn key_file(sandbox: &Sandbox, database: &str) -> PathBuf {
     )
 }
 
+/// Runs `future` to its end on a runtime of its own.
+fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
 /// One HTTP request to the service: its status and JSON body.
 pub fn call(method: &str, url: &str, token: &str, body: Option<Value>) -> (u16, Value) {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    block_on(async {
         let client = reqwest::Client::new();
         let mut request = client
             .request(method.parse().unwrap(), url)
@@ -225,7 +230,12 @@ pub fn finished(child: Child) -> (Option<i32>, Vec<String>, String) {
 
 /// The audit log's lines.
 fn audit_lines(sandbox: &Sandbox) -> Vec<Value> {
-    std::fs::read_to_string(sandbox.root.join("audit.jsonl"))
+    lines_of(&sandbox.root.join("audit.jsonl"))
+}
+
+/// The lines of a JSON Lines file (none when it is missing).
+fn lines_of(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -976,18 +986,24 @@ fn two_instances_on_one_postgres_share_decisions_and_a_restart_loses_nothing() {
 /// no ask of its own) in `session`, with `args`, started in the background: the hook
 /// escalates to the review service.
 fn gated_hook(review: &Review, session: &str, args: &[&str]) -> Child {
-    let payload =
-        std::fs::read_to_string(repo().join("tests/fixtures/hooks/gemini/web-fetch.json"))
-            .unwrap()
-            .replace(
-                "@WORKSPACE@",
-                &review.sandbox.workspace.display().to_string(),
-            )
-            .replace("@HOME@", &review.sandbox.home.display().to_string())
-            .replace("5f0d9c2a-81b4-4e6f-a3d7-2c9e0b1f4a68", session);
+    hook_in_session(review, "gemini", "web-fetch", session, args)
+}
+
+/// `acp-gate hook AGENT` of the recorded payload `fixture` in `session`, with `args` and the
+/// gate's token, started in the background.
+fn hook_in_session(
+    review: &Review,
+    agent: &str,
+    fixture: &str,
+    session: &str,
+    args: &[&str],
+) -> Child {
+    let payload = crate::hooks::fixture(&review.sandbox, agent, fixture, false);
+    let mut payload: Value = serde_json::from_str(&payload).unwrap();
+    payload["session_id"] = json!(session);
     let mut child = review
         .sandbox
-        .command(&[&["hook", "gemini"][..], args].concat())
+        .command(&[&["hook", agent][..], args].concat())
         .env("ACP_GATE_SERVICE_TOKEN", &review.gate)
         .env(
             "ACP_GATE_AUDIT_LOG",
@@ -999,7 +1015,7 @@ fn gated_hook(review: &Review, session: &str, args: &[&str]) -> Child {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(payload.as_bytes()).unwrap();
+    stdin.write_all(payload.to_string().as_bytes()).unwrap();
     drop(stdin);
     child
 }
@@ -1193,4 +1209,198 @@ fn a_proxy_escalates_what_the_editor_cannot_answer_and_a_reviewer_allows_it() {
     assert_eq!(proxied_steps(&rest), ["STEP deploy cancelled"], "{rest:?}");
     let (code, stderr) = editor.finish();
     assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// A reviewer's "allow once" lets one ask through: the same request asked again in the same
+/// waiting session is an escalation of its own (another id) and waits for its own decision;
+/// the first allow never answers it. The allow delivered is used: a resumed session cannot
+/// claim it again.
+#[test]
+fn an_allow_once_answers_one_ask_and_the_same_request_asked_again_waits_for_its_own() {
+    let review = Review::sqlite(&[]);
+    let run = review.run(&["--wait", "60s"], "deploy twice");
+    let first = first_open(&review.service, &review.reviewer);
+    let first_id = first["id"].as_str().unwrap().to_owned();
+    let allow = json!({ "choice": "allow" });
+    assert_eq!(review.decide(&review.reviewer, &first_id, allow).0, 200);
+
+    let second = first_open(&review.service, &review.reviewer);
+    let second_id = second["id"].as_str().unwrap().to_owned();
+    assert_ne!(
+        second_id, first_id,
+        "the same request asked again is a new escalation"
+    );
+    for same in ["session_id", "fingerprint", "subject"] {
+        assert_eq!(second[same], first[same], "{same}");
+    }
+    let deny = json!({ "choice": "deny", "message": "once was enough" });
+    assert_eq!(review.decide(&review.reviewer, &second_id, deny).0, 200);
+
+    let (code, steps, output) = finished(run);
+    assert_eq!(
+        steps,
+        [
+            "STEP deploy-1 selected:allow-once",
+            "STEP deploy-2 selected:reject"
+        ],
+        "{output}"
+    );
+    assert_eq!(code, Some(0), "{output}");
+    let answers: Vec<Value> = audit_lines(&review.sandbox)
+        .into_iter()
+        .filter(|l| l["subject"] == "terraform apply")
+        .map(|l| l["answer"].clone())
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            json!(format!("allow-once (reviewer: {first_id} by bob)")),
+            json!(format!(
+                "reject (reviewer: {second_id} by bob: once was enough)"
+            )),
+        ]
+    );
+
+    let claim = format!("{}/v1/escalations/{first_id}/claim", review.service.url);
+    let (status, refused) = call("POST", &claim, &review.gate, Some(json!({})));
+    assert_eq!(status, 409, "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("delivered to the gate that waited for it"),
+        "{refused}"
+    );
+}
+
+/// The service hands a decision out once, whichever way: to the gate that waited for it (a
+/// wait asked again gets it again) or as the grant a resumed session claims, never both.
+fn a_decision_is_used_once_delivered_to_its_waiting_gate_or_claimed(review: Review) {
+    let url = &review.service.url;
+    let decided = |id: &str| {
+        let submission = json!({
+            "id": id, "session_id": "s", "fingerprint": "a".repeat(64),
+            "kind": "execute", "tool": "Bash", "title": "t", "subject": "make deploy",
+            "reasons": [], "handlers": [], "input": {}, "paths": [],
+            "developer": "alice", "machine": "laptop", "workspace": "/ws", "agent": "claude"
+        });
+        let submit = format!("{url}/v1/escalations");
+        assert_eq!(call("POST", &submit, &review.gate, Some(submission)).0, 201);
+        let allow = json!({ "choice": "allow" });
+        assert_eq!(review.decide(&review.reviewer, id, allow).0, 200);
+    };
+    let wait = |id: &str| {
+        let path = format!("{url}/v1/escalations/{id}/decision?wait_ms=0");
+        call("GET", &path, &review.gate, None)
+    };
+    let claim = |id: &str| {
+        let path = format!("{url}/v1/escalations/{id}/claim");
+        call("POST", &path, &review.gate, Some(json!({})))
+    };
+
+    decided("esc-waited");
+    let (status, waited) = wait("esc-waited");
+    assert_eq!(
+        (status, &waited["status"]),
+        (200, &json!("decided")),
+        "{waited}"
+    );
+    assert_eq!(
+        wait("esc-waited"),
+        (200, waited),
+        "the waiting gate asks again"
+    );
+    let (status, refused) = claim("esc-waited");
+    assert_eq!(status, 409, "{refused}");
+
+    decided("esc-claimed");
+    assert_eq!(claim("esc-claimed").0, 200);
+    let (status, refused) = wait("esc-claimed");
+    assert_eq!(status, 409, "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("claimed by a resumed session"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn a_decision_is_used_once_delivered_to_its_waiting_gate_or_claimed_on_sqlite() {
+    a_decision_is_used_once_delivered_to_its_waiting_gate_or_claimed(Review::sqlite(&[]));
+}
+
+#[test]
+fn a_decision_is_used_once_delivered_to_its_waiting_gate_or_claimed_on_postgres() {
+    let database = postgres_database("once");
+    let review = Review::on(Sandbox::new(), database, &[]);
+    a_decision_is_used_once_delivered_to_its_waiting_gate_or_claimed(review);
+}
+
+/// An ask nobody decided within `--wait` is denied and escalated under the id the service
+/// knows it by (its own): once a reviewer allows it, the resumed session claims it by that id.
+#[test]
+fn an_ask_nobody_decided_in_time_is_granted_on_a_resume_by_its_own_id() {
+    let review = Review::sqlite(&[]);
+    let args = ["--wait", "1s", "--session", "late"];
+    let (code, _, output) = finished(review.run(&args, "deploy"));
+    assert_eq!(code, Some(3), "{output}");
+    let id = review.escalated();
+    assert!(
+        output.contains(&format!("--grant {id}")),
+        "the escalation record resumes the session with the service's id: {output}"
+    );
+    let allow = json!({ "choice": "allow" });
+    assert_eq!(review.decide(&review.reviewer, &id, allow).0, 200);
+    let resume = ["--resume", "late", "--grant", &id];
+    let (code, steps, output) = finished(review.run(&resume, "deploy"));
+    assert_eq!(code, Some(0), "{output}");
+    assert_eq!(steps, ["STEP deploy selected:allow-once"], "{output}");
+}
+
+/// Two hook processes of one session asking the same (Claude Code in `bypassPermissions`,
+/// which might not show an ask: escalated): the reviewer's allow of the first lets the first
+/// through; the second is an escalation of its own, and a deny of it, or no decision in time,
+/// denies it.
+#[test]
+fn a_second_hook_asking_the_same_in_the_same_session_waits_for_its_own_decision() {
+    let review = Review::sqlite(&[]);
+    let (url, key) = (&review.service.url, review.key.to_str().unwrap());
+    let ask = |wait: &str| {
+        let flags = ["--escalate-to", url, "--service-key", key, "--wait", wait];
+        hook_in_session(&review, "claude", "bypass-webfetch", "claude-twice", &flags)
+    };
+    let told = |hook: Child| {
+        let (code, answer, output) = hook_answer(hook);
+        assert_eq!(code, Some(0), "{output}");
+        answer["hookSpecificOutput"].clone()
+    };
+
+    let first = ask("60s");
+    let first_id = review.escalated();
+    let allow = json!({ "choice": "allow" });
+    assert_eq!(review.decide(&review.reviewer, &first_id, allow).0, 200);
+    let answer = told(first);
+    assert_eq!(answer["permissionDecision"], "allow", "{answer}");
+
+    let second = ask("60s");
+    let second_id = review.escalated();
+    assert_ne!(second_id, first_id, "another ask, another escalation");
+    let deny = json!({ "choice": "deny", "message": "one fetch was approved, not two" });
+    assert_eq!(review.decide(&review.reviewer, &second_id, deny).0, 200);
+    let answer = told(second);
+    assert_eq!(answer["permissionDecision"], "deny", "{answer}");
+    let reason = answer["permissionDecisionReason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!(
+            "{second_id} by bob: one fetch was approved, not two"
+        )),
+        "{reason}"
+    );
+
+    let answer = told(ask("1s"));
+    assert_eq!(answer["permissionDecision"], "deny", "{answer}");
+    let reason = answer["permissionDecisionReason"].as_str().unwrap();
+    assert!(reason.contains("decided within 1s"), "{reason}");
 }

@@ -148,10 +148,7 @@ impl AuditLog {
 
 /// A new log's id: 16 random hexadecimal digits.
 fn new_log_id() -> String {
-    use rand_core::RngCore;
-    let mut bytes = [0u8; 8];
-    rand_core::OsRng.fill_bytes(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::digest::random_hex(8)
 }
 
 /// The last non-empty line of a file `end` bytes long, read backwards in chunks.

@@ -170,7 +170,8 @@ pub struct Escalation<'a> {
     pub input: &'a Value,
     pub paths: Vec<String>,
     pub answer: &'a str,
-    /// Its stable id, to grant it on a resume (`run` only).
+    /// Its id, to grant it on a resume: the stable one, or the one it was sent to the review
+    /// service with (see [`ask_id`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The `--session` name of the session, if it has one.
@@ -214,10 +215,19 @@ impl<'a> Escalation<'a> {
 }
 
 /// An escalation's stable id: the same request (its fingerprint) in the same session is the
-/// same escalation, locally and on the review service.
+/// same escalation, locally and on the review service (where a resumed session claims its
+/// grant by it).
 pub fn escalation_id(session_id: &str, fingerprint: &str) -> String {
     let digest = crate::digest::sha256_hex(format!("{session_id}\n{fingerprint}").as_bytes());
     format!("esc-{}", &digest[..12])
+}
+
+/// The id of one ask a gate waits on at the review service: the stable id and a random part
+/// of its own, so that a reviewer's "allow once" answers this ask and never the same request
+/// asked again (in the same session, or by another hook process).
+pub fn ask_id(session_id: &str, fingerprint: &str) -> String {
+    let stable = escalation_id(session_id, fingerprint);
+    format!("{stable}-{}", crate::digest::random_hex(8))
 }
 
 /// A line of `check --format json`: which document, what it asked, how it was decided.

@@ -85,7 +85,8 @@ impl Sessions {
 /// An ask nobody could answer, as kept for the orchestrator.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct EscalationEntry {
-    /// Stable: the same request escalated again in the same session has the same id.
+    /// Stable: the same request escalated again in the same session has the same id; but an
+    /// ask a gate waited on at the review service keeps the id it was sent with, its own.
     pub id: String,
     pub session_id: String,
     pub session_name: Option<String>,

@@ -11,6 +11,8 @@
 // /etc/hosts (outside the workspace: the default chain asks).
 // The prompt "deploy" asks about `terraform apply` (the default chain asks) and reports
 // "STEP deploy <answer>" and "HISTORY <n>", the number of earlier prompts of the session.
+// The prompt "deploy twice" asks about `terraform apply` twice in one turn (two tool calls of
+// the same request) and reports "STEP deploy-1 <answer>" and "STEP deploy-2 <answer>".
 // Sessions are kept in <cwd>/.sdk-agent/<id>.json, so that `session/resume` and `session/load`
 // (both offered) continue one across agent processes.
 import { randomUUID } from "node:crypto";
@@ -103,6 +105,15 @@ agent()
         { title: "terraform apply" });
       await say(client, sessionId, `STEP deploy ${answer}`);
       await say(client, sessionId, `HISTORY ${earlier}`);
+      return { stopReason: "end_turn" };
+    }
+    if (text.trim() === "deploy twice") {
+      for (const n of [1, 2]) {
+        const answer = await ask(client, sessionId, `bash-deploy-${n}`,
+          { title: "terraform apply", kind: "execute", rawInput: { command: "terraform apply" } },
+          { title: "terraform apply" });
+        await say(client, sessionId, `STEP deploy-${n} ${answer}`);
+      }
       return { stopReason: "end_turn" };
     }
     if (text.trim() === "commands") {

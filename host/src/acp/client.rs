@@ -343,6 +343,7 @@ impl Client {
             asked,
             request,
             decision,
+            ..
         } = judged;
         let is_call = asked.is_call();
         let choices: Vec<PromptChoice> = match is_call {

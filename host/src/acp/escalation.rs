@@ -2,13 +2,15 @@
 //! chain asks and nobody here can answer. The judged request becomes a redacted submission;
 //! with `--wait`, the request stays pending until a reviewer decides (checked: signed by the
 //! service, for this very request) or the deadline passes. It decides nothing itself: an
-//! allow only lets through what the chain asked about, once.
+//! allow only lets through what the chain asked about, once: each ask a gate waits on is sent
+//! with an id of its own, so a decision answers that ask and never the same request again.
 
 use serde_json::json;
 
 use super::gate::{Answer, Gate, Judged};
-use crate::record::{Escalation, ResolvedBy, escalation_id, subject};
+use crate::record::{Escalation, ResolvedBy, ask_id, escalation_id, subject};
 use crate::request::{OptionKind, ToolRequest};
+use crate::service::client::unreachable;
 use crate::service::escalator::Escalator;
 use crate::service::{Ruling, Submission};
 use crate::verdict::Verdict;
@@ -44,7 +46,9 @@ impl Reviewed {
     }
 }
 
-/// The submission for a judged request: what a reviewer needs, redacted.
+/// The submission for a judged request: what a reviewer needs, redacted. Its id is the
+/// request's stable one when nothing waits (a resumed session claims its grant by it), else
+/// this ask's own ([`ask_id`]: retries of the submission keep it).
 pub fn submission(escalator: &Escalator, judged: &Judged) -> Submission {
     let request = &judged.request;
     let redaction = &escalator.redaction;
@@ -53,7 +57,10 @@ pub fn submission(escalator: &Escalator, judged: &Judged) -> Submission {
     let fingerprint = request.fingerprint();
     let origin = &escalator.origin;
     Submission {
-        id: escalation_id(&request.session_id, &fingerprint),
+        id: match escalator.wait {
+            Some(_) => ask_id(&request.session_id, &fingerprint),
+            None => escalation_id(&request.session_id, &fingerprint),
+        },
         session_id: request.session_id.clone(),
         fingerprint,
         kind: request.kind.as_str().to_owned(),
@@ -85,6 +92,7 @@ pub async fn review(gate: &Gate, escalator: &Escalator, judged: &Judged) -> Revi
         return Reviewed::Open(format!("only an ask goes to the review service at {url}"));
     }
     let submission = submission(escalator, judged);
+    let _ = judged.escalated_as.set(submission.id.clone());
     if escalator.wait.is_some() {
         gate.output.notice(&format!(
             "escalation {} sent to {url}: waiting for a reviewer",
@@ -112,9 +120,11 @@ pub async fn review(gate: &Gate, escalator: &Escalator, judged: &Judged) -> Revi
         }),
         Err(error) => {
             gate.output.error(&format!("{error:#}"));
-            Reviewed::Open(format!(
-                "the review service at {url} could not be reached: {error:#}"
-            ))
+            let what = match unreachable(&error) {
+                true => "could not be reached",
+                false => "gave no decision acp-gate takes",
+            };
+            Reviewed::Open(format!("the review service at {url} {what}: {error:#}"))
         }
     }
 }

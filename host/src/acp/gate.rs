@@ -88,6 +88,9 @@ pub struct Judged {
     pub asked: Asked,
     pub request: ToolRequest,
     pub decision: Decision,
+    /// The id it was sent to the review service with, once it was (set where it is sent): its
+    /// escalation record carries the id the service knows.
+    pub escalated_as: OnceLock<String>,
 }
 
 impl Judged {
@@ -384,6 +387,7 @@ impl Gate {
             asked,
             request,
             decision,
+            escalated_as: OnceLock::new(),
         }
     }
 
@@ -404,6 +408,7 @@ impl Gate {
             request: ToolRequest::unreadable(method, params, ctx),
             decision: Decision::refused(reason),
             asked,
+            escalated_as: OnceLock::new(),
         }
     }
 
@@ -482,7 +487,8 @@ impl Gate {
             let input = judged.input();
             let mut escalation = Escalation::new(request, decision, &word, &input);
             if let Some(orchestration) = self.orchestration.get()
-                && let Err(error) = orchestration.escalated(&mut escalation, request)
+                && let Err(error) =
+                    orchestration.escalated(&mut escalation, request, judged.escalated_as.get())
             {
                 self.output.error(&format!("{error:#}"));
             }

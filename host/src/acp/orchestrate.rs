@@ -180,11 +180,20 @@ impl Orchestration {
         }))
     }
 
-    /// Keeps an escalation of `request` (once per request and session) and completes its
-    /// record with the id and the command line that resumes the session with it granted.
-    pub fn escalated(&self, escalation: &mut Escalation<'_>, request: &ToolRequest) -> Result<()> {
+    /// Keeps an escalation of `request` (once per request and session; an ask sent to the
+    /// review service with an id of its own, `sent_as`, once per ask) and completes its record
+    /// with the id and the command line that resumes the session with it granted.
+    pub fn escalated(
+        &self,
+        escalation: &mut Escalation<'_>,
+        request: &ToolRequest,
+        sent_as: Option<&String>,
+    ) -> Result<()> {
         let fingerprint = request.fingerprint();
-        let id = escalation_id(&request.session_id, &fingerprint);
+        let id = match sent_as {
+            Some(id) => id.clone(),
+            None => escalation_id(&request.session_id, &fingerprint),
+        };
         let resume = self.name.as_ref().map(|name| self.resume_line(name, &id));
         escalation.id = Some(id.clone());
         escalation.session_name = self.name.clone();

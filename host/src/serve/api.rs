@@ -203,6 +203,11 @@ async fn wait(
         notified.as_mut().enable();
         let escalation = visible(&service, &token, &id).await?;
         if let Some(decision) = signed(&escalation) {
+            if !service.db.deliver(&id, &token).await? {
+                return Err(Refusal::conflict(format!(
+                    "the decision of escalation {id} was claimed by a resumed session already: a decision is used once"
+                )));
+            }
             return Ok(Json(Waited::Decided { decision }));
         }
         let now = tokio::time::Instant::now();
@@ -226,7 +231,7 @@ async fn claim(
     };
     if !service.db.claim(&id, &token).await? {
         return Err(Refusal::conflict(format!(
-            "the decision of escalation {id} was claimed already: a grant is used once"
+            "the decision of escalation {id} was claimed already, or delivered to the gate that waited for it: a grant is used once"
         )));
     }
     Ok(Json(Waited::Decided { decision }))

@@ -15,11 +15,18 @@ use crate::distribution::signature::PrivateKey;
 use crate::service::{Ruling, ShippedRecord, Submission};
 
 /// The migrations, in order: (version, description, SQL).
-const MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "review service",
-    include_str!("../../migrations/0001_review_service.sql"),
-)];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "review service",
+        include_str!("../../migrations/0001_review_service.sql"),
+    ),
+    (
+        2,
+        "decision delivered",
+        include_str!("../../migrations/0002_decision_delivered.sql"),
+    ),
+];
 
 /// Which database a URL names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,7 +116,10 @@ pub struct Escalation {
     pub rule: Option<String>,
     pub statement: Option<String>,
     pub signature: Option<String>,
+    /// When a resumed session claimed the decision as its grant.
     pub claimed_ms: Option<i64>,
+    /// When the decision reached the gate that waited for it.
+    pub delivered_ms: Option<i64>,
 }
 
 /// What a submission did.
@@ -409,14 +419,31 @@ impl Db {
         Ok(done.rows_affected() == 1)
     }
 
-    /// Marks a decided escalation's grant as taken by its gate; false when it was taken already.
+    /// Marks a decided escalation's grant as taken by its gate; false when it was taken already
+    /// (claimed, or delivered to the gate that waited for it).
     pub async fn claim(&self, id: &str, gate: &Token) -> Result<bool> {
-        let done = sqlx::query("UPDATE escalations SET claimed_ms = $1 WHERE id = $2 AND token_id = $3 AND status <> 'open' AND claimed_ms IS NULL")
-            .bind(now())
-            .bind(id)
-            .bind(&gate.id)
-            .execute(&self.pool)
-            .await?;
+        let unused = "claimed_ms IS NULL AND delivered_ms IS NULL";
+        self.use_decision(id, gate, "claimed_ms = $1", unused).await
+    }
+
+    /// Marks a decided escalation's decision as delivered to its waiting gate (again, for a
+    /// wait asked again); false when a resumed session claimed it: it is used once.
+    pub async fn deliver(&self, id: &str, gate: &Token) -> Result<bool> {
+        let set = "delivered_ms = COALESCE(delivered_ms, $1)";
+        self.use_decision(id, gate, set, "claimed_ms IS NULL").await
+    }
+
+    /// Sets `set` (the time as `$1`) on `gate`'s decided escalation `id` when `unused` holds:
+    /// in one statement, so that two uses at once cannot both succeed.
+    async fn use_decision(&self, id: &str, gate: &Token, set: &str, unused: &str) -> Result<bool> {
+        let done = sqlx::query(&format!(
+            "UPDATE escalations SET {set} WHERE id = $2 AND token_id = $3 AND status <> 'open' AND {unused}"
+        ))
+        .bind(now())
+        .bind(id)
+        .bind(&gate.id)
+        .execute(&self.pool)
+        .await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -725,7 +752,7 @@ impl Db {
     }
 }
 
-const ESCALATION_COLUMNS: &str = "id, token_id, requester, team, session_id, fingerprint, kind, tool, subject, agent, body, created_ms, status, reviewer, decided_ms, message, rule, statement, signature, claimed_ms";
+const ESCALATION_COLUMNS: &str = "id, token_id, requester, team, session_id, fingerprint, kind, tool, subject, agent, body, created_ms, status, reviewer, decided_ms, message, rule, statement, signature, claimed_ms, delivered_ms";
 
 fn token_of(row: &AnyRow) -> Result<Token> {
     Ok(Token {
@@ -762,6 +789,7 @@ fn escalation_of(row: &AnyRow) -> Result<Escalation> {
         statement: row.try_get("statement")?,
         signature: row.try_get("signature")?,
         claimed_ms: row.try_get("claimed_ms")?,
+        delivered_ms: row.try_get("delivered_ms")?,
     })
 }
 

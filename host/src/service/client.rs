@@ -19,7 +19,7 @@ const POLL: Duration = Duration::from_secs(25);
 const RETRY: Duration = Duration::from_millis(500);
 
 /// Whether `error` is the service not answering at all (rather than answering no).
-fn unreachable(error: &anyhow::Error) -> bool {
+pub fn unreachable(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| {
         cause
             .downcast_ref::<reqwest::Error>()

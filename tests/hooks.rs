@@ -631,15 +631,19 @@ fn a_project_install_is_refused_and_a_managed_one_goes_where_the_agent_reads_it(
 }
 
 /// `acp-gate hook serve` running in the sandbox, stopped when dropped.
-struct Server {
-    child: std::process::Child,
-    at: String,
+pub(crate) struct Server {
+    pub(crate) child: std::process::Child,
+    pub(crate) at: String,
 }
 
 impl Server {
     fn start(sandbox: &Sandbox, args: &[&str]) -> Server {
-        let mut child = sandbox
-            .command(&[&["hook", "serve"][..], args].concat())
+        Server::spawn(sandbox.command(&[&["hook", "serve"][..], args].concat()))
+    }
+
+    /// `command` (an `acp-gate hook serve`) started, once it listens.
+    pub(crate) fn spawn(mut command: std::process::Command) -> Server {
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -658,7 +662,7 @@ impl Server {
     }
 
     /// POSTs `body` to `path` over `stream`; the status code and the body of the answer.
-    fn post(
+    pub(crate) fn post(
         mut stream: impl Read + Write,
         path: &str,
         body: &str,

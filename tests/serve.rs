@@ -1404,3 +1404,81 @@ fn a_second_hook_asking_the_same_in_the_same_session_waits_for_its_own_decision(
     let reason = answer["permissionDecisionReason"].as_str().unwrap();
     assert!(reason.contains("decided within 1s"), "{reason}");
 }
+
+/// `proxy` and `hook serve` ship their audit logs as `run` does: a proxy's records reach the
+/// service by its end; `hook serve`'s while it runs, and what is left when it is stopped.
+#[test]
+fn a_proxy_and_hook_serve_ship_their_audit_records() {
+    let review = Review::sqlite(&[]);
+    let (url, key) = (&review.service.url, review.key.to_str().unwrap());
+    let shipped = || {
+        let summary = format!("{url}/v1/audit/summary");
+        let total = call("GET", &summary, &review.reviewer, None).1["total"]["total"].clone();
+        total.as_u64().unwrap() as usize
+    };
+
+    let audit = review.sandbox.root.join("proxy-audit.jsonl");
+    let script = sdk_agent_script();
+    let proxy = [
+        "proxy",
+        "--audit",
+        audit.to_str().unwrap(),
+        "--escalate-to",
+        url,
+        "--service-key",
+        key,
+        "--",
+        "node",
+        &script,
+    ];
+    let mut command = review.sandbox.command(&proxy);
+    command.env("ACP_GATE_SERVICE_TOKEN", &review.gate);
+    let mut editor = crate::proxy::Editor::spawn(&mut command);
+    let session = editor.open_session(&review.sandbox.workspace);
+    let prompt = editor.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "hello"}]}),
+    );
+    editor.until_response(prompt);
+    let (code, stderr) = editor.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let proxied = lines_of(&audit).len();
+    assert!(proxied >= 4, "the SDK agent asks four things");
+    assert_eq!(shipped(), proxied, "{stderr}");
+
+    let log = review.sandbox.root.join("hook-audit.jsonl");
+    let serve = ["hook", "serve", "--escalate-to", url, "--service-key", key];
+    let mut command = review.sandbox.command(&serve);
+    command
+        .env("ACP_GATE_SERVICE_TOKEN", &review.gate)
+        .env("ACP_GATE_AUDIT_LOG", &log);
+    let mut server = crate::hooks::Server::spawn(command);
+    let hook = |name: &str| {
+        let payload = crate::hooks::fixture(&review.sandbox, "claude", name, false);
+        let stream = std::net::TcpStream::connect(&server.at).unwrap();
+        let (status, _) = crate::hooks::Server::post(stream, "/hook/claude", &payload, None);
+        assert_eq!(status, 200);
+    };
+    hook("bash-cargo-test");
+    hook("bash-rm-home");
+    let recorded = lines_of(&log).len();
+    assert!(recorded >= 2, "each call is recorded");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while shipped() < proxied + recorded {
+        assert!(
+            Instant::now() < deadline,
+            "hook serve's records did not reach the service while it runs"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    hook("read-src");
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    server.child.wait().unwrap();
+    let last = lines_of(&log).len();
+    assert!(last > recorded, "the last call is recorded");
+    assert_eq!(
+        shipped(),
+        proxied + last,
+        "what is left goes when it is stopped"
+    );
+}

@@ -1143,7 +1143,7 @@ fn own_ask(own_id: &str, gated: &Gated, judged: &Judged, version: u64) -> Value 
 }
 
 /// SIGINT, SIGTERM or SIGHUP: the exit code (128 + the signal).
-async fn terminated() -> u8 {
+pub async fn terminated() -> u8 {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
         signal(SignalKind::interrupt()),

@@ -10,6 +10,7 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use crate::acp::gate::Gate;
 use crate::acp::output::Output;
+use crate::acp::proxy::terminated;
 use crate::args::{EscalationArgs, OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
 use crate::exit;
@@ -17,6 +18,7 @@ use crate::hook::install::{self, Action, Scope};
 use crate::hook::once;
 use crate::hook::serve::{self, Listen};
 use crate::request::hook::Agent;
+use crate::service::ship::Shipping;
 use crate::style::Style;
 
 #[derive(Subcommand)]
@@ -208,8 +210,12 @@ async fn serve(args: ServeArgs) -> Result<u8> {
     let chain = crate::load_chain(&options).await?;
     // One hook server answers every agent's hooks.
     let escalator = once::escalator("hook serve", &args.escalation, &chain, &options.workspace)?;
-    let audit = AuditLog::open(&AuditLog::default_path())?;
+    let audit_path = AuditLog::default_path();
+    let audit = AuditLog::open(&audit_path)?;
     let gate = Gate::new(chain, audit, Output::on_stderr(OutputFormat::Text));
+    let shipping = escalator
+        .as_ref()
+        .map(|e| Shipping::start(e.shipper(&audit_path)));
     let listen = match args.socket {
         Some(path) => Listen::Unix(path),
         None => Listen::Tcp(args.listen),
@@ -217,10 +223,21 @@ async fn serve(args: ServeArgs) -> Result<u8> {
     let token = args
         .token
         .or_else(|| std::env::var("ACP_GATE_HOOK_TOKEN").ok());
-    serve::serve(gate, escalator, &options.workspace, listen, token, |at| {
-        println!("acp-gate hook serve: listening on {at} (POST /hook/claude, /hook/codex, /hook/gemini, /hook/copilot)");
+    let served = serve::serve(gate, escalator, &options.workspace, listen, token, |at| {
+        println!(
+            "acp-gate hook serve: listening on {at} (POST /hook/claude, /hook/codex, /hook/gemini, /hook/copilot)"
+        );
         let _ = std::io::stdout().flush();
-    })
-    .await?;
-    Ok(exit::OK)
+    });
+    // Stopped by a signal, it ships what its calls recorded before it exits.
+    let code = tokio::select! {
+        served = served => served.map(|()| exit::OK)?,
+        signal = terminated() => signal,
+    };
+    if let Some(shipping) = shipping
+        && let Err(error) = shipping.finish().await
+    {
+        Output::on_stderr(OutputFormat::Text).notice(&format!("{error:#}"));
+    }
+    Ok(code)
 }

@@ -14,6 +14,7 @@ use crate::args::{EscalationArgs, OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
 use crate::exit;
 use crate::service::escalator::{Escalator, Origin};
+use crate::service::ship::Shipping;
 
 #[derive(Args, Debug)]
 pub struct ProxyArgs {
@@ -47,7 +48,17 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8> {
     let chain = crate::load_chain(&options).await?;
     let origin = Origin::here(&options.workspace, &args.agent);
     let escalator = Escalator::configure(&args.escalation, chain.escalation.as_ref(), origin)?;
-    let audit = AuditLog::open(&args.audit.unwrap_or_else(AuditLog::default_path))?;
+    let audit_path = args.audit.unwrap_or_else(AuditLog::default_path);
+    let audit = AuditLog::open(&audit_path)?;
     let gate = Gate::new(chain, audit, output);
-    crate::acp::proxy::serve(gate, escalator, options.workspace, &args.agent).await
+    let shipping = escalator
+        .as_ref()
+        .map(|e| Shipping::start(e.shipper(&audit_path)));
+    let code = crate::acp::proxy::serve(gate, escalator, options.workspace, &args.agent).await;
+    if let Some(shipping) = shipping
+        && let Err(error) = shipping.finish().await
+    {
+        Output::on_stderr(args.format).notice(&format!("{error:#}"));
+    }
+    code
 }

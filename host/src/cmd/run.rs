@@ -20,7 +20,7 @@ use crate::audit::AuditLog;
 use crate::exit;
 use crate::request::SessionContext;
 use crate::service::escalator::{Escalator, Origin};
-use crate::service::ship::Shipper;
+use crate::service::ship::Shipping;
 use crate::state::{self, Escalations, Sessions};
 
 #[derive(Args, Debug)]
@@ -203,7 +203,7 @@ pub(super) async fn start(
     }
     let shipping = escalator
         .as_ref()
-        .map(|e| ship_while_running(e.shipper(&audit_path)));
+        .map(|e| Shipping::start(e.shipper(&audit_path)));
     let client = Arc::new(Client::new(gate, ctx, prompter).escalating(escalator));
     let code = session::run_session(
         client.clone(),
@@ -217,38 +217,12 @@ pub(super) async fn start(
         },
     )
     .await;
-    if let Some((background, shipper)) = shipping {
-        background.abort();
-        if let Err(error) = tokio::time::timeout(FINAL_SHIPPING, shipper.ship())
-            .await
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("it took longer than {FINAL_SHIPPING:?}")))
-        {
-            client.gate.output.notice(&format!(
-                "the audit records not shipped yet stay in {} and go next time: {error:#}",
-                audit_path.display()
-            ));
-        }
+    if let Some(shipping) = shipping
+        && let Err(error) = shipping.finish().await
+    {
+        client.gate.output.notice(&format!("{error:#}"));
     }
     let code = client.gate.exit_code(code);
     client.gate.output.end(code, client.gate.escalations());
     Ok((code, client))
-}
-
-/// How long a run waits at its end for its audit records to reach the review service.
-const FINAL_SHIPPING: Duration = Duration::from_secs(10);
-
-/// Ships the audit log to the review service every few seconds while the session runs (a
-/// failure waits for the next round: the log is the spool); the shipper, for the last round.
-fn ship_while_running(shipper: Shipper) -> (tokio::task::JoinHandle<()>, Arc<Shipper>) {
-    let shipper = Arc::new(shipper);
-    let background = {
-        let shipper = shipper.clone();
-        tokio::spawn(async move {
-            loop {
-                let _ = shipper.ship().await;
-                tokio::time::sleep(Duration::from_secs(2)).await;
-            }
-        })
-    };
-    (background, shipper)
 }

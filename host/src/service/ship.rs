@@ -2,9 +2,13 @@
 //! always); a shipper sends the chained lines after its cursor to the review service in
 //! batches, redacted, and moves the cursor only when the service has them. A service that is
 //! down loses nothing: the lines wait in the log and go later, in order; the service keeps
-//! each (log, number) once, so a batch sent twice is counted once.
+//! each (log, number) once, so a batch sent twice is counted once. A gate that runs for a while
+//! (`run`, `proxy`, `hook serve`) ships in [`Shipping`] rounds while it runs, and once more at
+//! its end.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde_json::Value;
@@ -112,6 +116,54 @@ impl Shipper {
             prev: link.prev,
             hash: sha256_hex(text.as_bytes()),
             record: self.redaction.value(&value),
+        })
+    }
+}
+
+/// How often a running gate ships its audit log.
+const ROUND: Duration = Duration::from_secs(2);
+
+/// How long a gate waits at its end for its audit records to reach the review service.
+const LAST_ROUND: Duration = Duration::from_secs(10);
+
+/// A gate's audit shipping while it runs: a round every [`ROUND`] in the background (a failure
+/// waits for the next round: the log is the spool), and a last one at its end.
+pub struct Shipping {
+    background: tokio::task::JoinHandle<()>,
+    shipper: Arc<Shipper>,
+}
+
+impl Shipping {
+    /// Starts the rounds of `shipper`.
+    pub fn start(shipper: Shipper) -> Shipping {
+        let shipper = Arc::new(shipper);
+        let background = {
+            let shipper = shipper.clone();
+            tokio::spawn(async move {
+                loop {
+                    let _ = shipper.ship().await;
+                    tokio::time::sleep(ROUND).await;
+                }
+            })
+        };
+        Shipping {
+            background,
+            shipper,
+        }
+    }
+
+    /// Stops the rounds and ships what is left; the error says what stays in the log for next
+    /// time, and why.
+    pub async fn finish(self) -> Result<()> {
+        self.background.abort();
+        let last = tokio::time::timeout(LAST_ROUND, self.shipper.ship())
+            .await
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("it took longer than {LAST_ROUND:?}")));
+        last.map(|_| ()).with_context(|| {
+            format!(
+                "the audit records not shipped yet stay in {} and go next time",
+                self.shipper.log.display()
+            )
         })
     }
 }

@@ -1405,6 +1405,69 @@ fn a_second_hook_asking_the_same_in_the_same_session_waits_for_its_own_decision(
     assert!(reason.contains("decided within 1s"), "{reason}");
 }
 
+/// Runs `sql` (`id` as `$1`) on the service's SQLite database `database`, as whoever can
+/// write to it could.
+fn tamper(database: &str, sql: &str, id: &str) {
+    use sqlx::Connection;
+    block_on(async {
+        let url = format!("sqlite://{database}");
+        let mut db = sqlx::sqlite::SqliteConnection::connect(&url).await.unwrap();
+        let done = sqlx::query(sql).bind(id).execute(&mut db).await.unwrap();
+        assert_eq!(done.rows_affected(), 1, "{sql}");
+    });
+}
+
+/// A decision signed with the service's key, but for another escalation or for another
+/// request, is refused by the gate waiting for its own: the request is denied, and the gate
+/// says why. (The service's database is tampered with: what a compromised or confused
+/// service would send.)
+#[test]
+fn a_signed_decision_for_another_escalation_or_another_request_is_refused() {
+    let review = Review::sqlite(&[]);
+    let allow = json!({ "choice": "allow" });
+
+    // The run's request under another id, allowed by bob: its signed decision is put on the
+    // escalation the run waits for.
+    let run = review.run(&["--wait", "60s"], "deploy");
+    let waiting = first_open(&review.service, &review.reviewer);
+    let id = waiting["id"].as_str().unwrap();
+    let mut another = waiting["submission"].clone();
+    another["id"] = json!("esc-another");
+    let submit = format!("{}/v1/escalations", review.service.url);
+    let (status, body) = call("POST", &submit, &review.gate, Some(another));
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(
+        review
+            .decide(&review.reviewer, "esc-another", allow.clone())
+            .0,
+        200
+    );
+    let copied = "UPDATE escalations SET status = 'allowed', reviewer = 'bob', \
+        statement = (SELECT statement FROM escalations WHERE id = 'esc-another'), \
+        signature = (SELECT signature FROM escalations WHERE id = 'esc-another') WHERE id = $1";
+    tamper(&review.database, copied, id);
+    let (code, steps, output) = finished(run);
+    assert_eq!(steps, ["STEP deploy selected:reject"], "{output}");
+    assert_eq!(code, Some(3), "denied and escalated\n{output}");
+    let why = format!("answers another escalation (esc-another, not {id}): refused");
+    assert!(output.contains(&why), "{output}");
+
+    // The escalation's request changed before bob decides: the statement signed names
+    // another request.
+    let run = review.run(&["--wait", "60s"], "deploy");
+    let id = review.escalated();
+    let changed = format!(
+        "UPDATE escalations SET fingerprint = '{}' WHERE id = $1",
+        "b".repeat(64)
+    );
+    tamper(&review.database, &changed, &id);
+    assert_eq!(review.decide(&review.reviewer, &id, allow).0, 200);
+    let (code, steps, output) = finished(run);
+    assert_eq!(steps, ["STEP deploy selected:reject"], "{output}");
+    assert_eq!(code, Some(3), "denied and escalated\n{output}");
+    assert!(output.contains("answers another request ("), "{output}");
+}
+
 /// `proxy` and `hook serve` ship their audit logs as `run` does: a proxy's records reach the
 /// service by its end; `hook serve`'s while it runs, and what is left when it is stopped.
 #[test]

@@ -48,6 +48,13 @@ fn main() {
         }
     }
 
+    // A position-dependent executable: a hook is a process per tool call, and a PIE of this
+    // size spends half its start applying ~70,000 relocations to pages it then owns dirty
+    // (BENCHMARKS.md, section 9). The libraries it loads keep their randomised addresses.
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        println!("cargo:rustc-link-arg-bins=-no-pie");
+    }
+
     ensure_wasm_target();
     let target_dir = workspace_target_dir(&manifest_dir).join("wasm-plugins");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());

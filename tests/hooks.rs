@@ -55,7 +55,7 @@ fn answer(output: &Output) -> Value {
 }
 
 /// Every recorded payload, with the decision the default chain makes on it.
-const PAYLOADS: &[(&str, &str, &str)] = &[
+pub(crate) const PAYLOADS: &[(&str, &str, &str)] = &[
     ("claude", "bash-cargo-test", "allow"),
     ("claude", "bash-rm-home", "deny"),
     ("claude", "write-src", "allow"),

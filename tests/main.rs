@@ -18,6 +18,7 @@ mod policy_rules;
 mod prepared;
 mod protocol;
 mod proxy;
+mod resident;
 mod run;
 mod sandbox;
 mod sdk_agent;

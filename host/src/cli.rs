@@ -67,6 +67,10 @@ enum Command {
 
 /// Parses the command line, runs the command on an async runtime, and returns its exit code.
 pub fn main() -> ExitCode {
+    // A hook call a resident server answers needs none of what follows.
+    if let Some(code) = crate::hook::resident::answered() {
+        return ExitCode::from(code);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {

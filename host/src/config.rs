@@ -35,6 +35,7 @@ pub const MAX_HANDLERS: usize = 4096;
 /// Reads a configuration file as text, up to [`MAX_FILE_BYTES`].
 pub fn read_file(path: &Path) -> Result<String> {
     use std::io::Read;
+    crate::stamps::noted(path);
     let file =
         std::fs::File::open(path).with_context(|| format!("{}: cannot read", path.display()))?;
     let mut text = String::new();
@@ -172,7 +173,7 @@ pub struct Escalation {
 }
 
 /// Where to look for the layers.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LayerPaths {
     pub org: Option<PathBuf>,
     /// Project and user files, in that order. `--handlers FILE` puts FILE here alone.

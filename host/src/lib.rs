@@ -44,6 +44,7 @@ mod scaffold;
 mod serve;
 pub mod service;
 pub mod shorthand;
+mod stamps;
 mod state;
 mod style;
 pub mod verdict;
@@ -59,7 +60,7 @@ use crate::request::{SessionContext, ToolRequest};
 use crate::runtime::{Runtime, Serving};
 
 /// Where a command finds its policy.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LoadOptions {
     /// `--handlers FILE`: used instead of the project and user files (the org file still applies).
     pub handlers: Option<PathBuf>,

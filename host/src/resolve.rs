@@ -37,12 +37,14 @@ pub async fn resolve(plugin: &PluginRef, trust: Option<&Trust>, reach: Reach) ->
             from: "built in".into(),
         }),
         PluginRef::File(path) => {
+            crate::stamps::noted(path);
             let bytes =
                 std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
             let signed_by = match required {
                 None => None,
                 Some(trust) => {
                     let signature_path = distribution::detached_signature_path(path);
+                    crate::stamps::noted(&signature_path);
                     let Ok(signature) = std::fs::read_to_string(&signature_path) else {
                         bail!(
                             "not signed: no {} beside it, and {} requires signatures (`acp-gate plugin sign --key KEY {}` writes it)",

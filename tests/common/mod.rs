@@ -61,6 +61,8 @@ impl Sandbox {
                 repo().join("target/test-compile-cache"),
             )
             .env("NO_COLOR", "1")
+            // Each call in its own process: a test of the resident hook servers says so.
+            .env("ACP_GATE_HOOK_RESIDENT", "0")
             .env_remove("ACP_GATE_ORG_HANDLERS")
             .env_remove("ACP_GATE_USER_HANDLERS")
             .env_remove("ACP_GATE_AUDIT_LOG")

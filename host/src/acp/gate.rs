@@ -309,6 +309,10 @@ impl Gate {
         self.audit.path()
     }
 
+    pub fn chain(&self) -> &Chain {
+        &self.chain
+    }
+
     /// A `session/update` from the agent: tool calls feed the tracker. Returns the merged
     /// state of a tool call, for showing it.
     pub fn observe(&self, update: &Value) -> Option<Value> {

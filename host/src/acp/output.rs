@@ -1,7 +1,11 @@
 //! What `run` shows: the agent's stream (messages, thoughts, plans, tool calls), each decision
 //! and escalation, and the end of each turn, as readable text (colours only on a terminal) or
 //! as one JSON object per line (`--format json`).
+//!
+//! What goes to stderr can be [`captured`] instead, per task: a resident hook server hands each
+//! call's lines to the hook process it answers for.
 
+use std::cell::RefCell;
 use std::io::Write;
 use std::sync::Mutex;
 
@@ -19,6 +23,41 @@ enum Stream {
     Other,
     Message,
     Thought,
+}
+
+tokio::task_local! {
+    /// Where stderr's lines go while [`captured`] runs.
+    static CAPTURED: RefCell<Vec<u8>>;
+}
+
+/// Runs `task`, with what any [`Output`] writes to stderr meanwhile (in this task) kept
+/// instead of written; returns its result and that text.
+pub async fn captured<T>(task: impl Future<Output = T>) -> (T, String) {
+    CAPTURED
+        .scope(RefCell::new(Vec::new()), async {
+            let done = task.await;
+            let text = CAPTURED.with(|kept| String::from_utf8_lossy(&kept.take()).into_owned());
+            (done, text)
+        })
+        .await
+}
+
+/// stderr, or the buffer of the [`captured`] task this runs in.
+fn stderr() -> Box<dyn Write> {
+    struct Kept;
+    impl Write for Kept {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            CAPTURED.with(|kept| kept.borrow_mut().extend_from_slice(bytes));
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    match CAPTURED.try_with(|_| ()) {
+        Ok(()) => Box::new(Kept),
+        Err(_) => Box::new(std::io::stderr().lock()),
+    }
 }
 
 struct LineState {
@@ -65,7 +104,7 @@ impl Output {
     /// The main output, locked.
     fn main_out(&self) -> Box<dyn Write> {
         if self.on_stderr {
-            Box::new(std::io::stderr().lock())
+            stderr()
         } else {
             Box::new(std::io::stdout().lock())
         }
@@ -125,13 +164,13 @@ impl Output {
     /// A line on stderr, after ending the agent's unfinished stdout line (they share a screen).
     pub fn notice(&self, text: &str) {
         self.end_stdout_line();
-        eprintln!("{}", self.err.dim(&format!("acp-gate: {text}")));
+        let _ = writeln!(stderr(), "{}", self.err.dim(&format!("acp-gate: {text}")));
     }
 
     /// An error on stderr (and, in JSON mode, an `error` line on stdout).
     pub fn error(&self, text: &str) {
         self.end_stdout_line();
-        eprintln!("acp-gate: {}", self.err.red(text));
+        let _ = writeln!(stderr(), "acp-gate: {}", self.err.red(text));
         if self.is_json() {
             self.json_line(&json!({ "type": "error", "message": text }));
         }
@@ -148,7 +187,7 @@ impl Output {
     /// A line of the agent's stderr.
     pub fn agent_stderr(&self, line: &str) {
         self.end_stdout_line();
-        eprintln!("{}", self.err.dim(&format!("agent│ {line}")));
+        let _ = writeln!(stderr(), "{}", self.err.dim(&format!("agent│ {line}")));
     }
 
     /// One `session/update`; `tool_call` is the tracker's merged state for tool-call updates.
@@ -314,7 +353,7 @@ impl Output {
             );
             lines.push(line.trim_end().to_owned());
         }
-        let mut stderr = std::io::stderr().lock();
+        let mut stderr = stderr();
         for line in lines {
             let _ = writeln!(stderr, "{line}");
         }

@@ -8,14 +8,13 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 
-use crate::acp::gate::Gate;
 use crate::acp::output::Output;
 use crate::acp::proxy::terminated;
 use crate::args::{EscalationArgs, OutputFormat, PolicyArgs};
-use crate::audit::AuditLog;
 use crate::exit;
 use crate::hook::install::{self, Action, Scope};
-use crate::hook::once;
+use crate::hook::once::{self, Decider, MAX_PAYLOAD};
+use crate::hook::resident;
 use crate::hook::serve::{self, Listen};
 use crate::request::hook::Agent;
 use crate::service::ship::Shipping;
@@ -38,6 +37,23 @@ pub enum HookCommand {
     /// Answer the agents' HTTP hooks (`POST /hook/AGENT`) from a chain loaded once, on a
     /// loopback port or a Unix socket.
     Serve(ServeArgs),
+    /// Stop this user's resident hook servers (the next hook call starts one again).
+    Stop,
+    /// A resident hook server, as a hook call starts it (docs/hooks.md).
+    #[command(hide = true)]
+    Resident(ResidentArgs),
+}
+
+/// Where a resident hook server listens, and the arguments of the calls it serves.
+#[derive(Args)]
+pub struct ResidentArgs {
+    #[arg(long, value_name = "PATH")]
+    pub socket: PathBuf,
+    /// The agent whose call started it: its chain is loaded first.
+    #[arg(long, value_enum)]
+    pub agent: AgentArg,
+    #[command(flatten)]
+    pub hook: HookArgs,
 }
 
 /// The agents whose hooks acp-gate answers.
@@ -131,9 +147,6 @@ pub struct HookArgs {
     pub escalation: EscalationArgs,
 }
 
-/// The most of a hook payload read: a tool call's input, file contents included.
-const MAX_PAYLOAD: u64 = 64 << 20;
-
 pub async fn hook(command: HookCommand) -> Result<u8> {
     let (agent, args) = match command {
         HookCommand::Claude(args) => (Agent::Claude, args),
@@ -143,16 +156,33 @@ pub async fn hook(command: HookCommand) -> Result<u8> {
         HookCommand::Install(args) => return install(args, Action::Install),
         HookCommand::Uninstall(args) => return install(args, Action::Uninstall),
         HookCommand::Serve(args) => return serve(args).await,
+        HookCommand::Stop => return stop(),
+        HookCommand::Resident(args) => {
+            let agent = args.agent.agent();
+            let HookArgs { policy, escalation } = args.hook;
+            return resident::serve(&args.socket, agent, policy, escalation).await;
+        }
     };
-    let mut input = Vec::new();
-    std::io::stdin()
-        .take(MAX_PAYLOAD)
-        .read_to_end(&mut input)
-        .context("reading the hook's input")?;
+    // What the resident server was not handed (it read stdin already), or stdin.
+    let (input, start) = match resident::declined() {
+        Some(declined) => declined,
+        None => {
+            let mut input = Vec::new();
+            std::io::stdin()
+                .take(MAX_PAYLOAD)
+                .read_to_end(&mut input)
+                .context("reading the hook's input")?;
+            (input, None)
+        }
+    };
     let reply = once::once(agent, &input, &args.policy, &args.escalation).await;
     std::io::stdout().write_all(reply.stdout.as_bytes())?;
     std::io::stdout().flush()?;
     eprint!("{}", reply.stderr);
+    // Answered: a server for the next calls, where none serves them.
+    if let Some(start) = start {
+        start.spawn();
+    }
     // The process ends here: the answer is out and the audit line written, and what it holds
     // (instances, the engine, the runtime's tasks) needs no clean-up before the kernel takes
     // it back.
@@ -204,18 +234,30 @@ fn install(args: InstallArgs, action: Action) -> Result<u8> {
     Ok(exit::OK)
 }
 
+/// `hook stop`: this user's resident hook servers stopped, and what they had served.
+fn stop() -> Result<u8> {
+    let (stopped, calls) = resident::stop_all()?;
+    let calls = match calls {
+        1 => "1 call".to_owned(),
+        n => format!("{n} calls"),
+    };
+    match stopped {
+        0 => println!("no resident hook server was running"),
+        1 => println!("stopped 1 resident hook server ({calls} served)"),
+        n => println!("stopped {n} resident hook servers ({calls} served)"),
+    }
+    Ok(exit::OK)
+}
+
 /// `hook serve`: the chain loaded once, then every request answered until the process stops.
 async fn serve(args: ServeArgs) -> Result<u8> {
     let options = super::load_options(&args.policy)?;
-    let chain = crate::load_chain(&options).await?;
     // One hook server answers every agent's hooks.
-    let escalator = once::escalator("hook serve", &args.escalation, &chain, &options.workspace)?;
-    let audit_path = AuditLog::default_path();
-    let audit = AuditLog::open(&audit_path)?;
-    let gate = Gate::new(chain, audit, Output::on_stderr(OutputFormat::Text));
-    let shipping = escalator
+    let decider = Decider::load("hook serve", &options, None, &args.escalation).await?;
+    let shipping = decider
+        .escalator
         .as_ref()
-        .map(|e| Shipping::start(e.shipper(&audit_path)));
+        .map(|e| Shipping::start(e.shipper(decider.gate.audit_path())));
     let listen = match args.socket {
         Some(path) => Listen::Unix(path),
         None => Listen::Tcp(args.listen),
@@ -223,7 +265,7 @@ async fn serve(args: ServeArgs) -> Result<u8> {
     let token = args
         .token
         .or_else(|| std::env::var("ACP_GATE_HOOK_TOKEN").ok());
-    let served = serve::serve(gate, escalator, &options.workspace, listen, token, |at| {
+    let served = serve::serve(decider, listen, token, |at| {
         println!(
             "acp-gate hook serve: listening on {at} (POST /hook/claude, /hook/codex, /hook/gemini, /hook/copilot)"
         );

@@ -52,6 +52,7 @@ fn index(dir: &Path) -> Result<Index> {
         );
     }
     let path = dir.join("index.json");
+    crate::stamps::noted(&path);
     let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
     serde_json::from_slice(&bytes).with_context(|| format!("{}: not an OCI index", path.display()))
 }

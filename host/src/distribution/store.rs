@@ -65,7 +65,9 @@ impl Store {
     /// The signatures found so far for the artifact `digest` (unverified: they are checked
     /// against the trusted keys on every load).
     pub fn signatures(&self, digest: &str) -> Vec<Signature> {
-        std::fs::read(self.signatures_path(digest))
+        let path = self.signatures_path(digest);
+        crate::stamps::noted(&path);
+        std::fs::read(path)
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_default()
@@ -94,7 +96,9 @@ impl Store {
 
     /// The digest `reference`'s tag resolved to when it was last pulled.
     pub fn tag(&self, reference: &RegistryRef) -> Option<String> {
-        let text = std::fs::read_to_string(self.tag_path(reference)?).ok()?;
+        let path = self.tag_path(reference)?;
+        crate::stamps::noted(&path);
+        let text = std::fs::read_to_string(path).ok()?;
         super::reference::parse_digest(text.trim()).ok()
     }
 

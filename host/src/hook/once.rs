@@ -1,10 +1,11 @@
-//! One hook call: its payload read, the chain loaded for its workspace, the call judged,
-//! recorded and answered ([`respond`], which `hook serve` shares with the hook process).
+//! One hook call: its payload read ([`Received`]), the chain loaded for its workspace
+//! ([`Decider`]), the call judged, recorded and answered ([`Decider::respond`], which the
+//! resident servers share with the hook process).
 //! Whatever fails blocks the call, with the reason: never a silent allow.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::{Value, json};
 
 use super::decide;
@@ -16,10 +17,13 @@ use crate::acp::output::Output;
 use crate::args::{EscalationArgs, OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
 use crate::record::ResolvedBy;
-use crate::request::SessionContext;
 use crate::request::hook::{Agent, HookCall, HookEvent};
+use crate::request::{SessionContext, ToolRequest};
 use crate::service::escalator::{Escalator, Origin};
 use crate::state::{self, Escalations, Sessions};
+
+/// The most of a hook payload read: a tool call's input, file contents included.
+pub const MAX_PAYLOAD: u64 = 64 << 20;
 
 /// How a hook call came, which decides how a refusal is said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +34,115 @@ pub enum Transport {
     Http,
 }
 
+/// A hook call as the agent sent it: its payload (the JSON, or the text that was not JSON),
+/// and the call read from it, or why it could not be.
+pub struct Received {
+    pub payload: Value,
+    pub call: Result<HookCall, String>,
+}
+
+impl Received {
+    /// Reads `input`, a hook call of `agent`'s.
+    pub fn read(agent: Agent, input: &[u8]) -> Received {
+        match serde_json::from_slice::<Value>(input) {
+            Ok(payload) => {
+                let call = HookCall::read(agent, &payload).map_err(|e| format!("{e:#}"));
+                Received { payload, call }
+            }
+            Err(error) => Received {
+                payload: json!({ "input": String::from_utf8_lossy(input) }),
+                call: Err(format!("the hook's input is not JSON: {error}")),
+            },
+        }
+    }
+}
+
+/// What answers hook calls: the gate (the chain, the audit log), the review service it
+/// escalates to, and the workspace the chain was loaded for.
+pub struct Decider {
+    pub gate: Gate,
+    pub escalator: Option<Escalator>,
+    pub workspace: PathBuf,
+}
+
+impl Decider {
+    /// Loads the chain of `options` (for `requests` only, when given: a process that decides
+    /// them and exits), escalating as `escalation` and the org file's `[escalation]` say, for
+    /// the hooks of `agent` (its name, for the reviewer).
+    pub async fn load(
+        agent: &str,
+        options: &LoadOptions,
+        requests: Option<&[ToolRequest]>,
+        escalation: &EscalationArgs,
+    ) -> Result<Decider> {
+        let chain = match requests {
+            Some(requests) => crate::load_chain_for(options, requests).await?,
+            None => crate::load_chain(options).await?,
+        };
+        let origin = Origin::here(&options.workspace, &[agent.to_owned()]);
+        let escalator = Escalator::configure(escalation, chain.escalation.as_ref(), origin)?;
+        let audit = AuditLog::open(&AuditLog::default_path())?;
+        Ok(Decider {
+            gate: Gate::new(chain, audit, Output::on_stderr(OutputFormat::Text)),
+            escalator,
+            workspace: options.workspace.clone(),
+        })
+    }
+
+    /// Answers one hook call of `agent` (asks nobody here can answer go to the review
+    /// service); a call that could not be read is refused, and recorded as a request
+    /// acp-gate could not read.
+    pub async fn respond(
+        &self,
+        agent: Agent,
+        received: Received,
+        transport: Transport,
+    ) -> HookReply {
+        let Decider {
+            gate,
+            escalator,
+            workspace,
+        } = self;
+        let call = match received.call {
+            Ok(call) => call,
+            Err(why) => {
+                let shape = shape_of(agent, &received.payload, transport);
+                // Recorded as what it stands for: a permission request, unreadable.
+                let asked = Asked::Unreadable {
+                    method: "session/request_permission".to_owned(),
+                    params: received.payload,
+                    why: format!("{}'s hook input: {why}", agent.title()),
+                };
+                let ctx = SessionContext::for_workspace("", workspace);
+                let judged = gate.judge(asked, &ctx).await;
+                let denied = Answer::Denied { message: None };
+                if gate.record(&judged, &denied, ResolvedBy::Chain).is_none() {
+                    return reply::block(
+                        shape,
+                        "its decision could not be recorded in the audit log",
+                    );
+                }
+                return reply::block(shape, &why);
+            }
+        };
+        let shape = Shape {
+            agent,
+            event: call.event,
+            event_name: &call.event_name,
+            snake_case: call.snake_case,
+            exit_code: transport == Transport::Process,
+        };
+        let ctx = context(&call, workspace);
+        let judgement = decide::judge(gate, &call, &ctx, escalator.as_ref()).await;
+        if judgement.escalates()
+            && let Err(error) = gate.keep_escalations(|| orchestration(agent, workspace))
+        {
+            return reply::block(shape, &format!("{error:#}"));
+        }
+        reply::answer(shape, &decide::settle(gate, &call, judgement))
+    }
+}
+
 /// Answers the hook call `input` (the payload as the agent sent it) in a process of its own,
 /// escalating as `escalation` and the org file's `[escalation]` say.
 pub async fn once(
@@ -38,97 +151,33 @@ pub async fn once(
     policy: &PolicyArgs,
     escalation: &EscalationArgs,
 ) -> HookReply {
-    let payload = serde_json::from_slice::<Value>(input)
-        .context("the hook's input is not JSON")
-        .map_err(|e| format!("{e:#}"));
-    let call = match &payload {
-        Ok(payload) => HookCall::read(agent, payload).map_err(|e| format!("{e:#}")),
-        Err(why) => Err(why.clone()),
-    };
-    let shape = shape_of(agent, payload.as_ref().ok(), Transport::Process);
+    let received = Received::read(agent, input);
     let loaded = async {
-        let options = load_options(agent, call.as_ref().ok(), policy)?;
+        let options = load_options(agent, received.call.as_ref().ok(), policy)?;
         // Only what this call's requests need is loaded: this process decides them and exits.
-        let requests = match &call {
+        let requests = match &received.call {
             Ok(call) => decide::requests(call, &context(call, &options.workspace)),
             Err(_) => Vec::new(),
         };
-        let chain = crate::load_chain_for(&options, &requests).await?;
-        let escalator = escalator(agent.name(), escalation, &chain, &options.workspace)?;
-        let audit = AuditLog::open(&AuditLog::default_path())?;
-        Ok::<_, anyhow::Error>((options.workspace, chain, escalator, audit))
+        Decider::load(agent.name(), &options, Some(&requests), escalation).await
     };
-    let (workspace, chain, escalator, audit) = match loaded.await {
-        Ok(loaded) => loaded,
-        Err(error) => return reply::block(shape, &format!("{error:#}")),
-    };
-    let gate = Gate::new(chain, audit, Output::on_stderr(OutputFormat::Text));
-    let payload = payload.unwrap_or_else(|_| json!({ "input": String::from_utf8_lossy(input) }));
-    let escalator = escalator.as_ref();
-    let transport = Transport::Process;
-    respond(
-        &gate, escalator, agent, &payload, call, &workspace, transport,
-    )
-    .await
-}
-
-/// Where the hooks of `agent` (its name, for the reviewer) escalate: the review service of
-/// `args` and of the org file's `[escalation]` (see [`Escalator::configure`]), or nowhere.
-pub fn escalator(
-    agent: &str,
-    args: &EscalationArgs,
-    chain: &crate::chain::Chain,
-    workspace: &Path,
-) -> Result<Option<Escalator>> {
-    let origin = Origin::here(workspace, &[agent.to_owned()]);
-    Escalator::configure(args, chain.escalation.as_ref(), origin)
-}
-
-/// Answers one hook call of `agent` with `gate` (asks nobody here can answer go to
-/// `escalator`); `call` is the payload read, or why it could not be (it is then refused, and
-/// recorded as a request acp-gate could not read).
-pub async fn respond(
-    gate: &Gate,
-    escalator: Option<&Escalator>,
-    agent: Agent,
-    payload: &Value,
-    call: Result<HookCall, String>,
-    workspace: &Path,
-    transport: Transport,
-) -> HookReply {
-    let call = match call {
-        Ok(call) => call,
-        Err(why) => {
-            let shape = shape_of(agent, Some(payload), transport);
-            // Recorded as what it stands for: a permission request, unreadable.
-            let asked = Asked::Unreadable {
-                method: "session/request_permission".to_owned(),
-                params: payload.clone(),
-                why: format!("{}'s hook input: {why}", agent.title()),
-            };
-            let ctx = SessionContext::for_workspace("", workspace);
-            let judged = gate.judge(asked, &ctx).await;
-            let denied = Answer::Denied { message: None };
-            if gate.record(&judged, &denied, ResolvedBy::Chain).is_none() {
-                return reply::block(shape, "its decision could not be recorded in the audit log");
-            }
-            return reply::block(shape, &why);
-        }
-    };
-    let shape = Shape {
-        agent,
-        event: call.event,
-        event_name: &call.event_name,
-        snake_case: call.snake_case,
-        exit_code: transport == Transport::Process,
-    };
-    let judgement = decide::judge(gate, &call, &context(&call, workspace), escalator).await;
-    if judgement.escalates()
-        && let Err(error) = gate.keep_escalations(|| orchestration(agent, workspace))
-    {
-        return reply::block(shape, &format!("{error:#}"));
+    match loaded.await {
+        Ok(decider) => decider.respond(agent, received, Transport::Process).await,
+        Err(error) => refuse(agent, &received, Transport::Process, &error),
     }
-    reply::answer(shape, &decide::settle(gate, &call, judgement))
+}
+
+/// The refusal of `received` for `error`, in the shape of its agent's answer.
+pub fn refuse(
+    agent: Agent,
+    received: &Received,
+    transport: Transport,
+    error: &anyhow::Error,
+) -> HookReply {
+    reply::block(
+        shape_of(agent, &received.payload, transport),
+        &format!("{error:#}"),
+    )
 }
 
 /// Where `call` runs: its session, its `cwd` (else the workspace's root), the workspace.
@@ -141,9 +190,9 @@ fn context(call: &HookCall, workspace: &Path) -> SessionContext {
 
 /// The shape of the answer to `payload`, read as far as it can be: a `PermissionRequest`'s
 /// when it says it is one, else the one before a tool.
-fn shape_of(agent: Agent, payload: Option<&Value>, transport: Transport) -> Shape<'static> {
+fn shape_of(agent: Agent, payload: &Value, transport: Transport) -> Shape<'static> {
     let permission_request = payload
-        .and_then(|p| p.get("hook_event_name"))
+        .get("hook_event_name")
         .is_some_and(|name| name == "PermissionRequest");
     let shape = Shape {
         exit_code: transport == Transport::Process,
@@ -162,7 +211,11 @@ fn shape_of(agent: Agent, payload: Option<&Value>, transport: Transport) -> Shap
 /// Where the policy comes from for a hook call: the command line's, with the workspace it
 /// names, else the project directory the agent gives its hooks (`$CLAUDE_PROJECT_DIR`,
 /// `$GEMINI_PROJECT_DIR`), else the call's `cwd`, else the current directory.
-fn load_options(agent: Agent, call: Option<&HookCall>, policy: &PolicyArgs) -> Result<LoadOptions> {
+pub fn load_options(
+    agent: Agent,
+    call: Option<&HookCall>,
+    policy: &PolicyArgs,
+) -> Result<LoadOptions> {
     let project_dir = match agent {
         Agent::Claude => std::env::var_os("CLAUDE_PROJECT_DIR"),
         Agent::Gemini => std::env::var_os("GEMINI_PROJECT_DIR"),

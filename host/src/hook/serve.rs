@@ -1,7 +1,7 @@
 //! `acp-gate hook serve`: the agents' HTTP hooks answered from a resident chain (Claude Code's
 //! `http` hook type POSTs the same JSON a command hook reads on stdin), on a loopback port or a
 //! Unix socket: local to the developer, not the organisation's review service. Each call is
-//! decided, recorded and answered as a hook process does it ([`super::once::respond`]), without
+//! decided, recorded and answered as a hook process does it ([`Decider::respond`]), without
 //! a process to start or a chain to load.
 //!
 //! `POST /hook/AGENT` (`claude`, `codex`, `gemini`, `copilot`) with the hook's payload as the
@@ -14,7 +14,7 @@
 //! so it is built once.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
@@ -24,12 +24,9 @@ use axum::extract::{Path as Route, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use serde_json::Value;
 
-use super::once::{Transport, respond};
-use crate::acp::gate::Gate;
-use crate::request::hook::{Agent, HookCall};
-use crate::service::escalator::Escalator;
+use super::once::{Decider, Received, Transport};
+use crate::request::hook::Agent;
 
 /// Where the server listens.
 #[derive(Debug, Clone)]
@@ -40,31 +37,21 @@ pub enum Listen {
     Unix(PathBuf),
 }
 
-/// What every request shares: the gate (the resident chain, the audit log), the workspace it
-/// was loaded for, and the token requests must carry.
+/// What every request shares: the resident chain, and the token requests must carry.
 struct Served {
-    gate: Gate,
-    escalator: Option<Escalator>,
-    workspace: PathBuf,
+    decider: Decider,
     token: Option<String>,
 }
 
-/// Serves hook calls with `gate` (escalating to `escalator`) until the process is stopped. `ready` is called with where it
-/// listens (`127.0.0.1:PORT`, or the socket's path) once it does.
+/// Serves hook calls with `decider` until the process is stopped. `ready` is called with
+/// where it listens (`127.0.0.1:PORT`, or the socket's path) once it does.
 pub async fn serve(
-    gate: Gate,
-    escalator: Option<Escalator>,
-    workspace: &Path,
+    decider: Decider,
     listen: Listen,
     token: Option<String>,
     ready: impl FnOnce(&str),
 ) -> Result<()> {
-    let served = Arc::new(Served {
-        gate,
-        escalator,
-        workspace: workspace.to_path_buf(),
-        token,
-    });
+    let served = Arc::new(Served { decider, token });
     let app = Router::new()
         .route("/hook/{agent}", post(hook))
         .with_state(served);
@@ -120,24 +107,10 @@ async fn hook(
             return (StatusCode::UNAUTHORIZED, "no valid bearer token").into_response();
         }
     }
-    let payload = serde_json::from_slice::<Value>(&body)
-        .map_err(|e| format!("the hook's input is not JSON: {e}"));
-    let call = match &payload {
-        Ok(payload) => HookCall::read(agent, payload).map_err(|e| format!("{e:#}")),
-        Err(why) => Err(why.clone()),
-    };
-    let payload =
-        payload.unwrap_or_else(|_| serde_json::json!({ "input": String::from_utf8_lossy(&body) }));
-    let workspace = &served.workspace;
-    let reply = respond(
-        &served.gate,
-        served.escalator.as_ref(),
-        agent,
-        &payload,
-        call,
-        workspace,
-        Transport::Http,
-    )
-    .await;
+    let received = Received::read(agent, &body);
+    let reply = served
+        .decider
+        .respond(agent, received, Transport::Http)
+        .await;
     ([(header::CONTENT_TYPE, "application/json")], reply.stdout).into_response()
 }

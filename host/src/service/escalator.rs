@@ -103,6 +103,7 @@ impl Escalator {
         };
         let token = match &args.service_token_file {
             Some(file) => std::fs::read_to_string(file)
+                .inspect(|_| crate::stamps::noted(file))
                 .with_context(|| format!("--service-token-file {}: cannot read", file.display()))?,
             None => std::env::var("ACP_GATE_SERVICE_TOKEN").map_err(|_| {
                 anyhow::anyhow!(

@@ -1,0 +1,625 @@
+//! A hook process as cheap as a shell script's: `acp-gate hook AGENT` hands its call to a
+//! resident server of the same binary, arguments and environment over a Unix socket, and says
+//! what the server answered. The server keeps the chain loaded, and loads it again before a
+//! call when a file it came from changed ([`crate::stamps`]) or the audit log was moved.
+//!
+//! The client ([`answered`]) is the first thing `acp-gate` runs, before the command line is
+//! parsed or a runtime started: that start-up is what a call saves. Without a server (the
+//! first call, one gone idle, `ACP_GATE_HOOK_RESIDENT=0`), or on any failure to reach one or
+//! to hear its answer, the call is decided in its own process as before, and a server is
+//! started for the calls after it. The server decides with the hook process's own path
+//! ([`Decider::respond`]): the same decision, audit line and answer.
+//!
+//! Who may talk to it: the socket sits in a directory only this user can enter
+//! (`$XDG_RUNTIME_DIR/acp-gate`, else `/tmp/acp-gate-UID`; refused unless it is this user's
+//! own and private), and each side checks the other's user id (`SO_PEERCRED`).
+
+use std::ffi::{OsStr, OsString};
+use std::io::{BufRead, Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+
+use super::once::{self, Decider, MAX_PAYLOAD, Received, Transport};
+use super::reply::HookReply;
+use crate::LoadOptions;
+use crate::acp::output;
+use crate::args::{EscalationArgs, PolicyArgs};
+use crate::config::LayerPaths;
+use crate::request::hook::{Agent, HookCall};
+use crate::stamps::Stamps;
+
+/// What a call says first: the protocol and what it asks.
+const HELLO: &str = "acp-gate-hook 1";
+/// How long a client waits for the server to take its call before deciding it itself.
+const TAKEN_WITHIN: Duration = Duration::from_secs(2);
+/// How long a server with nothing to do stays, unless `$ACP_GATE_HOOK_IDLE` (seconds) says.
+const IDLE: Duration = Duration::from_secs(600);
+
+/// The variables acp-gate reads (and the families it reads by prefix, and the proxies the
+/// review service's client heeds): a server answers only calls whose values of these are its
+/// own, since they are part of its socket's name.
+const KEYED_VARIABLES: &[&str] = &[
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "PATH",
+    "NO_COLOR",
+    "TZ",
+    "CLAUDE_PROJECT_DIR",
+    "GEMINI_PROJECT_DIR",
+    "DOCKER_CONFIG",
+    "COSIGN_PASSWORD",
+];
+const KEYED_PREFIXES: &[&str] = &["ACP_GATE_", "XDG_", "GEMINI_CLI_", "SSL_CERT_"];
+
+fn keyed(name: &str) -> bool {
+    KEYED_VARIABLES.contains(&name)
+        || KEYED_PREFIXES.iter().any(|p| name.starts_with(p))
+        || name.to_ascii_uppercase().ends_with("_PROXY")
+}
+
+/// The input of a call the client did not hand over, for the command to decide itself, and
+/// the server to start once it has.
+static DECLINED: Mutex<Option<(Vec<u8>, Option<Start>)>> = Mutex::new(None);
+
+/// A resident server to start: where it listens, for which agent's call and arguments.
+pub struct Start {
+    socket: PathBuf,
+    agent: String,
+    args: Vec<OsString>,
+}
+
+/// Answers `acp-gate hook AGENT [ARGS]` through a resident server when one serves this binary,
+/// arguments, directory and environment: its exit code, the answer written. `None`: the
+/// command goes on as usual ([`declined`] has the input read, if any).
+pub fn answered() -> Option<u8> {
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let [_, hook, agent, args @ ..] = argv.as_slice() else {
+        return None;
+    };
+    let agent = agent.to_str().and_then(Agent::named)?;
+    let asks_about_itself = args.iter().any(|a| {
+        matches!(
+            a.to_str(),
+            Some("-h" | "--help" | "-V" | "--version" | "help")
+        )
+    });
+    // SAFETY: isatty(3) on standard input.
+    let typed = unsafe { libc::isatty(0) } == 1;
+    if hook != "hook" || asks_about_itself || typed || !enabled() {
+        return None;
+    }
+    let mut input = Vec::new();
+    std::io::stdin()
+        .take(MAX_PAYLOAD)
+        .read_to_end(&mut input)
+        .ok()?;
+    let socket = socket(args);
+    let reached = match &socket {
+        Some(socket) => ask(socket, agent, &input),
+        None => Err(Unanswered::Elsewhere),
+    };
+    match reached {
+        Ok(reply) => {
+            let _ = std::io::stdout().write_all(reply.stdout.as_bytes());
+            let _ = std::io::stdout().flush();
+            let _ = std::io::stderr().write_all(reply.stderr.as_bytes());
+            Some(reply.code)
+        }
+        Err(why) => {
+            let start = socket
+                .filter(|_| why == Unanswered::NoServer)
+                .map(|socket| Start {
+                    socket,
+                    agent: agent.name().to_owned(),
+                    args: args.to_vec(),
+                });
+            *DECLINED.lock().unwrap_or_else(|p| p.into_inner()) = Some((input, start));
+            None
+        }
+    }
+}
+
+/// The input [`answered`] read and did not hand over, and the server to start when none was
+/// there.
+pub fn declined() -> Option<(Vec<u8>, Option<Start>)> {
+    DECLINED.lock().unwrap_or_else(|p| p.into_inner()).take()
+}
+
+/// Whether hook calls go to resident servers: unless `$ACP_GATE_HOOK_RESIDENT` says no.
+fn enabled() -> bool {
+    let said = std::env::var("ACP_GATE_HOOK_RESIDENT").unwrap_or_default();
+    !matches!(
+        said.to_ascii_lowercase().as_str(),
+        "0" | "no" | "off" | "false"
+    )
+}
+
+/// Why a call was not answered by a server.
+#[derive(Debug, PartialEq, Eq)]
+enum Unanswered {
+    /// Nobody listens on its socket: one can be started.
+    NoServer,
+    /// Anything else: decided here, and nothing started.
+    Elsewhere,
+}
+
+/// A server's answer, as it travels.
+#[derive(Serialize, Deserialize)]
+struct Wire {
+    code: u8,
+    stdout: String,
+    stderr: String,
+}
+
+/// Hands the call `input` of `agent` to the server on `socket`, and waits for its answer.
+fn ask(socket: &Path, agent: Agent, input: &[u8]) -> Result<HookReply, Unanswered> {
+    let mut stream = UnixStream::connect(socket).map_err(|error| match error.kind() {
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
+            Unanswered::NoServer
+        }
+        _ => Unanswered::Elsewhere,
+    })?;
+    let fail = |_| Unanswered::Elsewhere;
+    if peer_uid(&stream) != Some(uid()) {
+        return Err(Unanswered::Elsewhere);
+    }
+    stream.set_write_timeout(Some(TAKEN_WITHIN)).map_err(fail)?;
+    stream.set_read_timeout(Some(TAKEN_WITHIN)).map_err(fail)?;
+    let hello = format!("{HELLO} call {}\n", agent.name());
+    stream.write_all(hello.as_bytes()).map_err(fail)?;
+    stream.write_all(input).map_err(fail)?;
+    stream.shutdown(std::net::Shutdown::Write).map_err(fail)?;
+    let mut taken = [0; 6];
+    stream.read_exact(&mut taken).map_err(fail)?;
+    if &taken != b"taken\n" {
+        return Err(Unanswered::Elsewhere);
+    }
+    // Taken: the server decides it as this process would, within the same bounds.
+    stream.set_read_timeout(None).map_err(fail)?;
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).map_err(fail)?;
+    let wire: Wire = serde_json::from_slice(&answer).map_err(|_| Unanswered::Elsewhere)?;
+    Ok(HookReply {
+        stdout: wire.stdout,
+        stderr: wire.stderr,
+        code: wire.code,
+    })
+}
+
+/// The socket of the server for a call with `args`, here, now: named by what its decisions
+/// depend on besides the files it watches (this binary, the user, the directory, the
+/// arguments, the variables acp-gate reads). `None` when there is no private place for it.
+fn socket(args: &[OsString]) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let meta = std::fs::metadata(&exe).ok()?;
+    let mut hasher = Sha256::new();
+    let mut part = |bytes: &[u8]| {
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    };
+    part(exe.as_os_str().as_bytes());
+    let stamp = [
+        meta.dev(),
+        meta.ino(),
+        meta.len(),
+        meta.mtime() as u64,
+        meta.mtime_nsec() as u64,
+    ];
+    part(&stamp.map(u64::to_le_bytes).concat());
+    part(&uid().to_le_bytes());
+    part(std::env::current_dir().ok()?.as_os_str().as_bytes());
+    for arg in args {
+        part(arg.as_bytes());
+    }
+    let mut variables: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(name, _)| name.to_str().is_some_and(keyed))
+        .collect();
+    variables.sort();
+    for (name, value) in &variables {
+        part(name.as_bytes());
+        part(value.as_bytes());
+    }
+    let key: String = hasher.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let socket = private_dir()?.join(format!("hook-{key}.sock"));
+    // A socket's path must fit in `sockaddr_un`.
+    (socket.as_os_str().len() < 100).then_some(socket)
+}
+
+/// The directory of this user's resident servers, made if needed: `None` unless it is a
+/// directory of this user's that nobody else may enter.
+fn private_dir() -> Option<PathBuf> {
+    let dir = match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(runtime) if runtime.is_absolute() => runtime.join("acp-gate"),
+        _ => std::env::temp_dir().join(format!("acp-gate-{}", uid())),
+    };
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    let private = meta.is_dir() && meta.uid() == uid() && meta.mode() & 0o077 == 0;
+    private.then_some(dir)
+}
+
+fn uid() -> u32 {
+    // SAFETY: getuid(2) cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// The user id of the process at the other end of `socket`.
+fn peer_uid(socket: &impl std::os::fd::AsRawFd) -> Option<u32> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: u32::MAX,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt(2) writing at most `len` bytes into `cred`.
+    let done = unsafe {
+        libc::getsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    (done == 0).then_some(cred.uid)
+}
+
+impl Start {
+    /// Starts the server in the background, on its own: in a session of its own, with none of
+    /// this process's streams (the agent reads the hook's output until the last holder closes
+    /// it), its own messages in a log beside its socket. Best effort: without it, calls are
+    /// decided in their own processes.
+    pub fn spawn(self) {
+        use std::os::unix::process::CommandExt;
+        let Ok(exe) = std::env::current_exe() else {
+            return;
+        };
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(self.socket.with_extension("log"));
+        let mut command = std::process::Command::new(exe);
+        command
+            .args([
+                OsStr::new("hook"),
+                OsStr::new("resident"),
+                OsStr::new("--socket"),
+            ])
+            .arg(&self.socket)
+            .args(["--agent", &self.agent])
+            .args(&self.args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(match log {
+                Ok(log) => log.into(),
+                Err(_) => std::process::Stdio::null(),
+            });
+        // SAFETY: setsid(2) in the child before exec: async-signal-safe, touches no memory.
+        unsafe {
+            command.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        let _ = command.spawn();
+    }
+}
+
+/// A chain kept loaded, with what it was loaded for and from.
+struct Kept {
+    agent: Agent,
+    options: LoadOptions,
+    layers: LayerPaths,
+    decider: Decider,
+    stamps: Stamps,
+    /// The audit log's file when it was opened: moved away, the chain is loaded again, to
+    /// write where the process would.
+    audit: Option<(u64, u64)>,
+    /// What loading it said on stderr, said again with each call, as a process would.
+    notices: String,
+}
+
+/// The audit log file at `path`: its device and inode.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+impl Kept {
+    fn current(&self) -> bool {
+        self.stamps.fresh() && identity(self.decider.gate.audit_path()) == self.audit
+    }
+}
+
+/// A resident server: the chains it keeps, and what it has done.
+struct Server {
+    policy: PolicyArgs,
+    escalation: EscalationArgs,
+    kept: Mutex<Vec<Arc<Kept>>>,
+    calls: AtomicU64,
+    busy: AtomicUsize,
+    last: Mutex<Instant>,
+    stop: tokio::sync::Notify,
+}
+
+/// The most chains a server keeps (one per agent and workspace it has seen).
+const MAX_KEPT: usize = 8;
+
+impl Server {
+    /// The chain for a call of `agent`: kept, when nothing it came from changed; else loaded
+    /// (and kept, when every plugin of it loaded).
+    async fn chain(&self, agent: Agent, call: Option<&HookCall>) -> Result<Arc<Kept>> {
+        let options = once::load_options(agent, call, &self.policy)?;
+        let layers = crate::layer_paths(&options)?;
+        let found = lock(&self.kept)
+            .iter()
+            .find(|k| k.agent == agent && k.options == options && k.layers == layers)
+            .cloned();
+        if let Some(kept) = found.filter(|kept| kept.current()) {
+            return Ok(kept);
+        }
+        let load = Decider::load(agent.name(), &options, None, &self.escalation);
+        let ((decider, notices), stamps) = crate::stamps::recording(output::captured(load)).await;
+        let decider = decider?;
+        let whole = decider.gate.chain().load_failures().next().is_none();
+        let kept = Arc::new(Kept {
+            agent,
+            audit: identity(decider.gate.audit_path()),
+            options,
+            layers,
+            decider,
+            stamps,
+            notices,
+        });
+        let mut all = lock(&self.kept);
+        all.retain(|k| !(k.agent == agent && k.options == kept.options));
+        if whole {
+            if all.len() >= MAX_KEPT {
+                all.remove(0);
+            }
+            all.push(kept.clone());
+        }
+        Ok(kept)
+    }
+
+    /// Decides the call `input` of `agent` as a hook process would.
+    async fn decide(&self, agent: Agent, input: &[u8]) -> HookReply {
+        let received = Received::read(agent, input);
+        let kept = match self.chain(agent, received.call.as_ref().ok()).await {
+            Ok(kept) => kept,
+            Err(error) => return once::refuse(agent, &received, Transport::Process, &error),
+        };
+        let respond = kept.decider.respond(agent, received, Transport::Process);
+        let (mut reply, said) = output::captured(respond).await;
+        reply.stderr = format!("{}{said}{}", kept.notices, reply.stderr);
+        reply
+    }
+
+    /// One connection: a call, or `stop`. Anything else, or a peer of another user, is
+    /// dropped unanswered.
+    async fn connection(&self, mut stream: tokio::net::UnixStream) -> Result<()> {
+        if peer_uid(&stream) != Some(uid()) {
+            return Ok(());
+        }
+        let (reader, mut writer) = stream.split();
+        let mut reader = tokio::io::BufReader::new(reader);
+        let mut hello = String::new();
+        (&mut reader).take(128).read_line(&mut hello).await?;
+        let asked = hello.trim_end().strip_prefix(HELLO).unwrap_or_default();
+        match asked.split_whitespace().collect::<Vec<_>>()[..] {
+            ["call", agent] => {
+                let Some(agent) = Agent::named(agent) else {
+                    return Ok(());
+                };
+                writer.write_all(b"taken\n").await?;
+                let mut input = Vec::new();
+                reader.take(MAX_PAYLOAD).read_to_end(&mut input).await?;
+                let reply = self.decide(agent, &input).await;
+                self.calls.fetch_add(1, Ordering::Relaxed);
+                let wire = Wire {
+                    code: reply.code,
+                    stdout: reply.stdout,
+                    stderr: reply.stderr,
+                };
+                writer.write_all(&serde_json::to_vec(&wire)?).await?;
+            }
+            ["stop"] => {
+                let calls = self.calls.load(Ordering::Relaxed);
+                let said = serde_json::json!({ "stopped": true, "calls": calls });
+                writer.write_all(said.to_string().as_bytes()).await?;
+                self.stop.notify_one();
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `acp-gate hook resident`: serves the calls of hook processes on `socket` until it has had
+/// nothing to do for `$ACP_GATE_HOOK_IDLE` seconds, is stopped (`acp-gate hook stop`) or
+/// signalled. Only one serves a socket: another started for it leaves at once.
+pub async fn serve(
+    socket: &Path,
+    agent: Agent,
+    policy: PolicyArgs,
+    escalation: EscalationArgs,
+) -> Result<u8> {
+    // A server that was just stopped may still be on its way out.
+    let Some(_held) = hold(socket, Duration::from_secs(3))? else {
+        return Ok(crate::exit::OK);
+    };
+    let _ = std::fs::remove_file(socket);
+    let listener = tokio::net::UnixListener::bind(socket)
+        .with_context(|| format!("cannot listen on {}", socket.display()))?;
+    std::fs::set_permissions(socket, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    let bound = identity(socket);
+    let server = Arc::new(Server {
+        policy,
+        escalation,
+        kept: Mutex::new(Vec::new()),
+        calls: AtomicU64::new(0),
+        busy: AtomicUsize::new(0),
+        last: Mutex::new(Instant::now()),
+        stop: tokio::sync::Notify::new(),
+    });
+    // The chain the first calls need, loaded before they come.
+    let _ = server.chain(agent, None).await;
+    let idle = std::env::var("ACP_GATE_HOOK_IDLE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map(Duration::from_secs)
+        .unwrap_or(IDLE);
+    let signal = crate::acp::proxy::terminated();
+    tokio::pin!(signal);
+    let code = loop {
+        let tick = tokio::time::sleep(idle.min(Duration::from_secs(1)));
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let server = server.clone();
+                server.busy.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let _ = server.connection(stream).await;
+                    *lock(&server.last) = Instant::now();
+                    server.busy.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+            () = tick => {
+                let quiet = server.busy.load(Ordering::SeqCst) == 0;
+                if quiet && lock(&server.last).elapsed() >= idle {
+                    break crate::exit::OK;
+                }
+                // Its socket taken away (a cleaner of temporary files): no call can reach it,
+                // and the server started in its place waits for its lock.
+                if identity(socket) != bound {
+                    return Ok(crate::exit::OK);
+                }
+            }
+            () = server.stop.notified() => break crate::exit::OK,
+            code = &mut signal => break code,
+        }
+    };
+    // New calls find no server (and start one, once this one lets go of the lock); the calls
+    // under way are answered first.
+    let _ = std::fs::remove_file(socket);
+    drop(listener);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while server.busy.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Ok(code)
+}
+
+/// The lock only the server of `socket` holds, once it is free (within `patience`); `None`
+/// when another server keeps it.
+fn hold(socket: &Path, patience: Duration) -> Result<Option<std::fs::File>> {
+    let path = socket.with_extension("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("{}: cannot open", path.display()))?;
+    let deadline = Instant::now() + patience;
+    loop {
+        let exclusive = rustix::fs::FlockOperation::NonBlockingLockExclusive;
+        if rustix::fs::flock(&file, exclusive).is_ok() {
+            return Ok(Some(file));
+        }
+        if Instant::now() >= deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `acp-gate hook stop`: stops this user's resident servers, and returns once they have ended:
+/// how many were stopped, and the calls they had served.
+pub fn stop_all() -> Result<(usize, u64)> {
+    let Some(dir) = private_dir() else {
+        return Ok((0, 0));
+    };
+    let (mut stopped, mut calls) = (0, 0);
+    for entry in std::fs::read_dir(&dir).with_context(|| format!("{}", dir.display()))? {
+        let path = entry?.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if !(name.starts_with("hook-") && name.ends_with(".sock")) {
+            continue;
+        }
+        let said = (|| -> std::io::Result<serde_json::Value> {
+            let mut stream = UnixStream::connect(&path)?;
+            if peer_uid(&stream) != Some(uid()) {
+                return Err(std::io::Error::other("another user's"));
+            }
+            stream.set_read_timeout(Some(TAKEN_WITHIN))?;
+            stream.write_all(format!("{HELLO} stop\n").as_bytes())?;
+            stream.shutdown(std::net::Shutdown::Write)?;
+            let mut answer = String::new();
+            std::io::BufReader::new(stream).read_line(&mut answer)?;
+            Ok(serde_json::from_str(&answer)?)
+        })();
+        match said {
+            Ok(said) => {
+                stopped += 1;
+                calls += said["calls"].as_u64().unwrap_or(0);
+                // Stopped once it has let go of its lock: nothing of it runs any more.
+                hold(&path, Duration::from_secs(10))?;
+            }
+            // Left by a server that ended without taking it away.
+            Err(_) => {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+    Ok((stopped, calls))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every variable acp-gate's sources read is part of a server's key: a server must not
+    /// answer a call made with another value of one.
+    #[test]
+    fn every_variable_acp_gate_reads_is_keyed() {
+        let read = regex::Regex::new(r#"var(?:_os)?\("([A-Za-z0-9_]+)"\)"#).unwrap();
+        let mut dirs = vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")];
+        let mut seen = 0;
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                for name in read.captures_iter(&text).map(|c| c[1].to_owned()) {
+                    seen += 1;
+                    assert!(keyed(&name), "{}: ${name} is not keyed", path.display());
+                }
+            }
+        }
+        assert!(seen > 20, "found only {seen} reads of variables");
+        assert!(keyed("https_proxy") && keyed("ACP_GATE_ORG_HANDLERS"));
+        assert!(!keyed("TERM_SESSION_ID") && !keyed("SHLVL"));
+    }
+}

@@ -209,6 +209,19 @@ fn without_a_server_that_answers_a_call_is_decided_in_its_own_process() {
     assert_eq!(decision(&resident.hook("claude", &payload, true)), "deny");
     resident.server();
     assert!(resident.stop().starts_with("stopped 1"));
+    // A program of the user's that took the socket and answers "allow" to everything: not
+    // the server the call would have started, so the call is decided here.
+    let impostor = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let answering = std::thread::spawn(move || {
+        let allow = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}"#;
+        let wire = serde_json::json!({"code": 0, "stdout": allow, "stderr": ""});
+        let (mut stream, _) = impostor.accept().unwrap();
+        let _ = std::io::Write::write_all(&mut stream, format!("taken\n{wire}").as_bytes());
+    });
+    let output = resident.hook("claude", &payload, true);
+    assert_eq!(decision(&output), "deny", "{}", stderr(&output));
+    answering.join().unwrap();
+    std::fs::remove_file(&socket).unwrap();
     // A socket whose server never takes the call (hung): after two seconds, decided here.
     let hung = std::os::unix::net::UnixListener::bind(&socket).unwrap();
     let output = resident.hook("claude", &payload, true);

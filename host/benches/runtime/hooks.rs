@@ -1,9 +1,11 @@
 //! The `hooks` section: `acp-gate hook claude` as the process an agent starts for every tool
-//! call (a Bash call of Claude Code's, `cargo test`), beside a bash hook that only reads its
-//! input and prints a fixed answer (the floor of any hook written as a script), a bash hook
-//! that reads its input with `jq`, and `acp-gate check` of the same call's ACP twin, all
-//! started the same way and in turn; then `acp-gate hook serve` answering the same call over
-//! HTTP, a connection per call as an agent's HTTP hook makes one.
+//! call (a Bash call of Claude Code's, `cargo test`), handing it to its resident server (as it
+//! does by default from the second call on) and deciding it in its own process
+//! (`ACP_GATE_HOOK_RESIDENT=0`), beside a bash hook that only reads its input and prints a
+//! fixed answer (the floor of any hook written as a script), a bash hook that reads its input
+//! with `jq`, and `acp-gate check` of the same call's ACP twin, all started the same way and
+//! in turn; then `acp-gate hook serve` answering the same call over HTTP, a connection per
+//! call as an agent's HTTP hook makes one.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -27,18 +29,22 @@ struct Hook {
     args: Vec<String>,
     /// What it reads on stdin.
     input: Vec<u8>,
+    /// Whether an acp-gate hook hands its call to a resident server.
+    resident: bool,
 }
 
 impl Hook {
     /// Runs it once in the workspace: its wall time from start to exit, and its answer.
     fn run(&self, fixture: &Fixture) -> Result<(Duration, Value)> {
         let started = Instant::now();
-        let mut child = Command::new(&self.program)
+        let mut child = in_workspace(fixture, &self.program)
             .args(&self.args)
-            .current_dir(&fixture.workspace)
-            .env("HOME", fixture.scratch.path())
-            .env("ACP_GATE_STATE_DIR", fixture.path("hook-state"))
             .env("ACP_GATE_CACHE_DIR", fixture.path("hook-cache"))
+            .env("ACP_GATE_HOOK_IDLE", "300")
+            .env(
+                "ACP_GATE_HOOK_RESIDENT",
+                if self.resident { "1" } else { "0" },
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -100,13 +106,16 @@ pub fn hooks(fixture: &Fixture, report: &mut Report) -> Result<()> {
         program: "bash".into(),
         args: vec![dir.join(name).display().to_string()],
         input: input.clone(),
+        resident: false,
     };
-    let ours = Hook {
-        label: "`acp-gate hook claude`",
+    let hook = |label, resident| Hook {
+        label,
         program: acp_gate().into(),
         args: vec!["hook".into(), "claude".into()],
         input: input.clone(),
+        resident,
     };
+    std::fs::create_dir_all(fixture.path("hook-run"))?;
     let check = Hook {
         label: "`acp-gate check` (the ACP twin)",
         program: acp_gate().into(),
@@ -117,20 +126,25 @@ pub fn hooks(fixture: &Fixture, report: &mut Report) -> Result<()> {
             twin.display().to_string(),
         ],
         input: Vec::new(),
+        resident: false,
     };
     let jq = Command::new("jq").arg("--version").output().is_ok();
     let mut hooks = vec![
-        ours,
+        hook(
+            "`acp-gate hook claude`, its resident server answering",
+            true,
+        ),
         script("bash hook, fixed answer", "hook-fixed.sh"),
         check,
+        hook("`acp-gate hook claude` in its own process", false),
     ];
     if jq {
         hooks.push(script("bash hook reading with `jq`", "hook-jq.sh"));
     } else {
         report.skip("hooks/process-vs-bash-jq", "jq is not installed");
     }
-    // Each once first (a cold page cache is not what a session's hundredth call meets), and
-    // every one deciding as acp-gate does.
+    // Each once first (a cold page cache is not what a session's hundredth call meets; the
+    // first resident call starts the server), and every one deciding as acp-gate does.
     for hook in &hooks {
         let (_, answer) = hook.run(fixture)?;
         ensure!(
@@ -140,11 +154,22 @@ pub fn hooks(fixture: &Fixture, report: &mut Report) -> Result<()> {
         );
     }
     let mut times = vec![Vec::new(); hooks.len()];
-    for _ in 0..RUNS {
-        for (hook, samples) in hooks.iter().zip(&mut times) {
-            samples.push(hook.run(fixture)?.0);
+    let timed = resident_server(fixture).and_then(|()| {
+        for _ in 0..RUNS {
+            for (hook, samples) in hooks.iter().zip(&mut times) {
+                samples.push(hook.run(fixture)?.0);
+            }
         }
-    }
+        Ok(())
+    });
+    // Every resident call was the server's (none fell back to deciding in its process).
+    let served = stop_resident(fixture)?;
+    timed?;
+    ensure!(
+        served > RUNS as u64,
+        "the resident server served {served} calls of {}",
+        RUNS + 1
+    );
     let stats: Vec<Stats> = times.iter().map(|t| Stats::millis(t)).collect();
     let (ours, fixed) = ((hooks[0].label, stats[0]), (hooks[1].label, stats[1]));
     report.add(
@@ -153,6 +178,12 @@ pub fn hooks(fixture: &Fixture, report: &mut Report) -> Result<()> {
             "≤ 1.0 (no slower than a bash hook that prints a fixed answer)",
         )),
     );
+    report.add(Comparison::new(
+        "hooks/own-process-vs-bash-fixed",
+        "ms",
+        (hooks[3].label, stats[3]),
+        fixed,
+    ));
     report.add(Comparison::new(
         "hooks/check-vs-bash-fixed",
         "ms",
@@ -164,19 +195,61 @@ pub fn hooks(fixture: &Fixture, report: &mut Report) -> Result<()> {
             "hooks/process-vs-bash-jq",
             "ms",
             ours,
-            (hooks[3].label, stats[3]),
+            (hooks[4].label, stats[4]),
         ));
     }
     serve(fixture, report, &input, stats[0])
 }
 
-/// `hook serve`: the same call POSTed again and again, a connection each, against the process.
-fn serve(fixture: &Fixture, report: &mut Report, input: &[u8], process: Stats) -> Result<()> {
-    let mut server = Command::new(acp_gate())
-        .args(["hook", "serve", "--listen", "127.0.0.1:0"])
+/// `program` run as the agent runs its hooks: in the workspace, with the benchmark's home,
+/// state and runtime directories.
+fn in_workspace(fixture: &Fixture, program: &Path) -> Command {
+    let mut command = Command::new(program);
+    command
         .current_dir(&fixture.workspace)
         .env("HOME", fixture.scratch.path())
         .env("ACP_GATE_STATE_DIR", fixture.path("hook-state"))
+        .env("XDG_RUNTIME_DIR", fixture.path("hook-run"));
+    command
+}
+
+/// Waits for the resident server the first call started to listen.
+fn resident_server(fixture: &Fixture) -> Result<()> {
+    let dir = fixture.path("hook-run").join("acp-gate");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let listening = std::fs::read_dir(&dir)?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".sock"))
+            .any(|e| std::os::unix::net::UnixStream::connect(e.path()).is_ok());
+        if listening {
+            return Ok(());
+        }
+        ensure!(Instant::now() < deadline, "no resident hook server started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `acp-gate hook stop`: the calls the resident server served.
+fn stop_resident(fixture: &Fixture) -> Result<u64> {
+    let output = in_workspace(fixture, Path::new(acp_gate()))
+        .args(["hook", "stop"])
+        .output()?;
+    let said = String::from_utf8_lossy(&output.stdout);
+    ensure!(output.status.success(), "hook stop: {said}");
+    let calls = said
+        .split('(')
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .with_context(|| format!("hook stop said {said:?}"))?;
+    Ok(calls)
+}
+
+/// `hook serve`: the same call POSTed again and again, a connection each, against the process.
+fn serve(fixture: &Fixture, report: &mut Report, input: &[u8], process: Stats) -> Result<()> {
+    let mut server = in_workspace(fixture, Path::new(acp_gate()))
+        .args(["hook", "serve", "--listen", "127.0.0.1:0"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()?;

@@ -45,9 +45,9 @@ const TAKEN_WITHIN: Duration = Duration::from_secs(2);
 /// How long a server with nothing to do stays, unless `$ACP_GATE_HOOK_IDLE` (seconds) says.
 const IDLE: Duration = Duration::from_secs(600);
 
-/// The variables acp-gate reads (and the families it reads by prefix, and the proxies the
-/// review service's client heeds): a server answers only calls whose values of these are its
-/// own, since they are part of its socket's name.
+/// The variables acp-gate reads (and the families it reads by prefix, the proxies the review
+/// service's client heeds, the dynamic loader's): a server answers only calls whose values of
+/// these are its own, since they are part of its socket's name.
 const KEYED_VARIABLES: &[&str] = &[
     "HOME",
     "USER",
@@ -60,7 +60,7 @@ const KEYED_VARIABLES: &[&str] = &[
     "DOCKER_CONFIG",
     "COSIGN_PASSWORD",
 ];
-const KEYED_PREFIXES: &[&str] = &["ACP_GATE_", "XDG_", "GEMINI_CLI_", "SSL_CERT_"];
+const KEYED_PREFIXES: &[&str] = &["ACP_GATE_", "XDG_", "GEMINI_CLI_", "SSL_CERT_", "LD_"];
 
 fn keyed(name: &str) -> bool {
     KEYED_VARIABLES.contains(&name)
@@ -171,7 +171,7 @@ fn ask(socket: &Path, agent: Agent, input: &[u8]) -> Result<HookReply, Unanswere
         _ => Unanswered::Elsewhere,
     })?;
     let fail = |_| Unanswered::Elsewhere;
-    if peer_uid(&stream) != Some(uid()) {
+    if !genuine(&stream, socket) {
         return Err(Unanswered::Elsewhere);
     }
     stream.set_write_timeout(Some(TAKEN_WITHIN)).map_err(fail)?;
@@ -198,45 +198,113 @@ fn ask(socket: &Path, agent: Agent, input: &[u8]) -> Result<HookReply, Unanswere
 }
 
 /// The socket of the server for a call with `args`, here, now: named by what its decisions
-/// depend on besides the files it watches (this binary, the user, the directory, the
-/// arguments, the variables acp-gate reads). `None` when there is no private place for it.
+/// depend on besides the files it watches ([`Identity`]). `None` when there is no private
+/// place for it.
 fn socket(args: &[OsString]) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
-    let meta = std::fs::metadata(&exe).ok()?;
-    let mut hasher = Sha256::new();
-    let mut part = |bytes: &[u8]| {
-        hasher.update((bytes.len() as u64).to_le_bytes());
-        hasher.update(bytes);
+    let here = Identity {
+        meta: std::fs::metadata(&exe).ok()?,
+        exe,
+        cwd: std::env::current_dir().ok()?,
+        args: args.to_vec(),
+        variables: std::env::vars_os().collect(),
     };
-    part(exe.as_os_str().as_bytes());
-    let stamp = [
-        meta.dev(),
-        meta.ino(),
-        meta.len(),
-        meta.mtime() as u64,
-        meta.mtime_nsec() as u64,
-    ];
-    part(&stamp.map(u64::to_le_bytes).concat());
-    part(&uid().to_le_bytes());
-    part(std::env::current_dir().ok()?.as_os_str().as_bytes());
-    for arg in args {
-        part(arg.as_bytes());
-    }
-    let mut variables: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(name, _)| name.to_str().is_some_and(keyed))
-        .collect();
-    variables.sort();
-    for (name, value) in &variables {
-        part(name.as_bytes());
-        part(value.as_bytes());
-    }
-    let key: String = hasher.finalize()[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let socket = private_dir()?.join(format!("hook-{key}.sock"));
+    let socket = private_dir()?.join(format!("hook-{}.sock", here.key()));
     // A socket's path must fit in `sockaddr_un`.
     (socket.as_os_str().len() < 100).then_some(socket)
+}
+
+/// What a server's decisions depend on besides the files it watches: the binary, the
+/// directory, the arguments, the variables acp-gate reads (and the loader's, which change what
+/// code runs). Its digest names the server's socket.
+struct Identity {
+    exe: PathBuf,
+    meta: std::fs::Metadata,
+    cwd: PathBuf,
+    args: Vec<OsString>,
+    variables: Vec<(OsString, OsString)>,
+}
+
+impl Identity {
+    /// The server's own, read from `/proc`: `None` unless it is a resident server's command
+    /// line for `socket`, and nothing traces it.
+    fn of_server(pid: i32, socket: &Path) -> Option<Identity> {
+        let proc = PathBuf::from(format!("/proc/{pid}"));
+        let status = std::fs::read_to_string(proc.join("status")).ok()?;
+        if !status.lines().any(|line| line == "TracerPid:\t0") {
+            return None;
+        }
+        let split = |bytes: Vec<u8>| -> Vec<OsString> {
+            bytes
+                .split(|b| *b == 0)
+                .filter(|part| !part.is_empty())
+                .map(|part| OsStr::from_bytes(part).to_owned())
+                .collect()
+        };
+        let argv = split(std::fs::read(proc.join("cmdline")).ok()?);
+        let [_, hook, resident, dash_socket, at, dash_agent, _, args @ ..] = argv.as_slice()
+        else {
+            return None;
+        };
+        let expected = [hook, resident, dash_socket, dash_agent]
+            == ["hook", "resident", "--socket", "--agent"];
+        if !expected || Path::new(at) != socket {
+            return None;
+        }
+        let variables = split(std::fs::read(proc.join("environ")).ok()?)
+            .into_iter()
+            .filter_map(|pair| {
+                let bytes = pair.as_bytes();
+                let equals = bytes.iter().position(|b| *b == b'=')?;
+                let (name, value) = (&bytes[..equals], &bytes[equals + 1..]);
+                Some((OsStr::from_bytes(name).into(), OsStr::from_bytes(value).into()))
+            })
+            .collect();
+        Some(Identity {
+            exe: std::fs::read_link(proc.join("exe")).ok()?,
+            meta: std::fs::metadata(proc.join("exe")).ok()?,
+            cwd: std::fs::read_link(proc.join("cwd")).ok()?,
+            args: args.to_vec(),
+            variables,
+        })
+    }
+
+    /// 16 hexadecimal digits of its sha256.
+    fn key(&self) -> String {
+        let mut hasher = Sha256::new();
+        let mut part = |bytes: &[u8]| {
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        };
+        part(self.exe.as_os_str().as_bytes());
+        let meta = &self.meta;
+        let stamp = [
+            meta.dev(),
+            meta.ino(),
+            meta.len(),
+            meta.mtime() as u64,
+            meta.mtime_nsec() as u64,
+        ];
+        part(&stamp.map(u64::to_le_bytes).concat());
+        part(self.cwd.as_os_str().as_bytes());
+        for arg in &self.args {
+            part(arg.as_bytes());
+        }
+        let mut variables: Vec<&(OsString, OsString)> = self
+            .variables
+            .iter()
+            .filter(|(name, _)| name.to_str().is_some_and(keyed))
+            .collect();
+        variables.sort();
+        for (name, value) in variables {
+            part(name.as_bytes());
+            part(value.as_bytes());
+        }
+        hasher.finalize()[..8]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
 }
 
 /// The directory of this user's resident servers, made if needed: `None` unless it is a
@@ -257,8 +325,28 @@ fn uid() -> u32 {
     unsafe { libc::getuid() }
 }
 
+/// Whether the process at the other end of `stream` is the server a call here would have
+/// started on `socket`: this user's, untraced, its command line one for `socket`, and its
+/// binary, directory, arguments and variables the ones the socket is named for. A program of
+/// the user's that took the socket is not one (nor is acp-gate started there with other
+/// arguments or variables); what is left is what the user's processes can always do to the
+/// user's (docs/security.md).
+fn genuine(stream: &UnixStream, socket: &Path) -> bool {
+    let Some(peer) = peer(stream).filter(|peer| peer.uid == uid()) else {
+        return false;
+    };
+    let named = socket.file_stem().and_then(|stem| stem.to_str());
+    let key = named.and_then(|stem| stem.strip_prefix("hook-"));
+    Identity::of_server(peer.pid, socket).is_some_and(|server| Some(server.key().as_str()) == key)
+}
+
 /// The user id of the process at the other end of `socket`.
 fn peer_uid(socket: &impl std::os::fd::AsRawFd) -> Option<u32> {
+    peer(socket).map(|peer| peer.uid)
+}
+
+/// The process at the other end of `socket`: its pid and user id.
+fn peer(socket: &impl std::os::fd::AsRawFd) -> Option<libc::ucred> {
     let mut cred = libc::ucred {
         pid: 0,
         uid: u32::MAX,
@@ -275,7 +363,7 @@ fn peer_uid(socket: &impl std::os::fd::AsRawFd) -> Option<u32> {
             &mut len,
         )
     };
-    (done == 0).then_some(cred.uid)
+    (done == 0).then_some(cred)
 }
 
 impl Start {

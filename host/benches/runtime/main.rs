@@ -21,11 +21,14 @@
 //!   permission requests in one `acp-gate run` (and over its first 10,000: the pool warming up).
 //! - `heavy`: the JavaScript and Python example plugins: fresh against reused instance per
 //!   decision, and the compile cache (first load against the second).
-//! - `hooks`: `acp-gate hook claude` as the process an agent starts per tool call, against a
-//!   bash hook that only prints a fixed answer (and beside a `jq` hook and `acp-gate check`);
-//!   `acp-gate hook serve` answering the same call over HTTP, per call (p50, p99).
-//! - `service`: `acp-gate serve` on SQLite: escalations a second, a decision's way to its gate
-//!   with 1,000 gates waiting, audit records ingested a second (`service.rs`).
+//! - `hooks`: `acp-gate hook claude` as the process an agent starts per tool call (its resident
+//!   server answering, and in its own process), against a bash hook that only prints a fixed
+//!   answer (and beside a `jq` hook and `acp-gate check`); `acp-gate hook serve` answering the
+//!   same call over HTTP, per call (p50, p99).
+//! - `service`: `acp-gate serve` on SQLite and on PostgreSQL (two instances on one database):
+//!   escalations a second, a decision's way to its gate with 1,000 gates waiting, audit records
+//!   ingested a second, and an instance killed and restarted under load, counted afterwards
+//!   (`service.rs`).
 //!
 //! With `--json FILE`, FILE gets one JSON object per comparison, one per line: `name`, `unit`,
 //! `ours`, `baseline` (medians), `ours_p10`, `ours_p90`, `baseline_p10`, `baseline_p90`,

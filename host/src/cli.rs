@@ -98,9 +98,11 @@ pub fn main() -> ExitCode {
         // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
-    // One hook call is one decision: no worker threads to start for it.
+    // A hook call, or a resident hook server: no worker threads to start or hand work between.
     let mut builder = match &cli.command {
-        Command::Hook(hook) if hook.is_one_call() => tokio::runtime::Builder::new_current_thread(),
+        Command::Hook(hook) if hook.on_one_thread() => {
+            tokio::runtime::Builder::new_current_thread()
+        }
         _ => tokio::runtime::Builder::new_multi_thread(),
     };
     let runtime = match builder.enable_all().build() {

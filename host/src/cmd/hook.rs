@@ -126,14 +126,17 @@ pub struct ServeArgs {
 }
 
 impl HookCommand {
-    /// Whether it answers one hook call and exits (the process per call an agent starts).
-    pub fn is_one_call(&self) -> bool {
+    /// Whether it decides on one thread: one hook call (the process per call an agent
+    /// starts), or a resident server's calls one after another (a decision is a few dozen
+    /// microseconds of work; handing each between threads costs more than it).
+    pub fn on_one_thread(&self) -> bool {
         matches!(
             self,
             HookCommand::Claude(_)
                 | HookCommand::Codex(_)
                 | HookCommand::Gemini(_)
                 | HookCommand::Copilot(_)
+                | HookCommand::Resident(_)
         )
     }
 }

@@ -99,7 +99,7 @@ pub fn answered() -> Option<u8> {
     if hook != "hook" || asks_about_itself || typed || !enabled() {
         return None;
     }
-    let mut input = Vec::new();
+    let mut input = Vec::with_capacity(16 << 10);
     std::io::stdin()
         .take(MAX_PAYLOAD)
         .read_to_end(&mut input)
@@ -171,7 +171,7 @@ fn ask(socket: &Path, agent: Agent, input: &[u8]) -> Result<HookReply, Unanswere
         _ => Unanswered::Elsewhere,
     })?;
     let fail = |_| Unanswered::Elsewhere;
-    if !genuine(&stream, socket) {
+    if peer_uid(&stream) != Some(uid()) {
         return Err(Unanswered::Elsewhere);
     }
     stream.set_write_timeout(Some(TAKEN_WITHIN)).map_err(fail)?;
@@ -180,6 +180,11 @@ fn ask(socket: &Path, agent: Agent, input: &[u8]) -> Result<HookReply, Unanswere
     stream.write_all(hello.as_bytes()).map_err(fail)?;
     stream.write_all(input).map_err(fail)?;
     stream.shutdown(std::net::Shutdown::Write).map_err(fail)?;
+    // While it decides: whether its answer is to be believed (the call itself is no secret
+    // from the user's own processes, which can read the agent's transcript).
+    if !genuine(&stream, socket) {
+        return Err(Unanswered::Elsewhere);
+    }
     let mut taken = [0; 6];
     stream.read_exact(&mut taken).map_err(fail)?;
     if &taken != b"taken\n" {
@@ -187,7 +192,7 @@ fn ask(socket: &Path, agent: Agent, input: &[u8]) -> Result<HookReply, Unanswere
     }
     // Taken: the server decides it as this process would, within the same bounds.
     stream.set_read_timeout(None).map_err(fail)?;
-    let mut answer = Vec::new();
+    let mut answer = Vec::with_capacity(16 << 10);
     stream.read_to_end(&mut answer).map_err(fail)?;
     let wire: Wire = serde_json::from_slice(&answer).map_err(|_| Unanswered::Elsewhere)?;
     Ok(HookReply {
@@ -230,8 +235,11 @@ impl Identity {
     /// line for `socket`, and nothing traces it.
     fn of_server(pid: i32, socket: &Path) -> Option<Identity> {
         let proc = PathBuf::from(format!("/proc/{pid}"));
-        let status = std::fs::read_to_string(proc.join("status")).ok()?;
-        if !status.lines().any(|line| line == "TracerPid:\t0") {
+        let status = read_proc(&proc.join("status"))?;
+        if !status
+            .split(|b| *b == b'\n')
+            .any(|line| line == b"TracerPid:\t0")
+        {
             return None;
         }
         let split = |bytes: Vec<u8>| -> Vec<OsString> {
@@ -241,9 +249,8 @@ impl Identity {
                 .map(|part| OsStr::from_bytes(part).to_owned())
                 .collect()
         };
-        let argv = split(std::fs::read(proc.join("cmdline")).ok()?);
-        let [_, hook, resident, dash_socket, at, dash_agent, _, args @ ..] = argv.as_slice()
-        else {
+        let argv = split(read_proc(&proc.join("cmdline"))?);
+        let [_, hook, resident, dash_socket, at, dash_agent, _, args @ ..] = argv.as_slice() else {
             return None;
         };
         let expected = [hook, resident, dash_socket, dash_agent]
@@ -251,13 +258,16 @@ impl Identity {
         if !expected || Path::new(at) != socket {
             return None;
         }
-        let variables = split(std::fs::read(proc.join("environ")).ok()?)
+        let variables = split(read_proc(&proc.join("environ"))?)
             .into_iter()
             .filter_map(|pair| {
                 let bytes = pair.as_bytes();
                 let equals = bytes.iter().position(|b| *b == b'=')?;
                 let (name, value) = (&bytes[..equals], &bytes[equals + 1..]);
-                Some((OsStr::from_bytes(name).into(), OsStr::from_bytes(value).into()))
+                Some((
+                    OsStr::from_bytes(name).into(),
+                    OsStr::from_bytes(value).into(),
+                ))
             })
             .collect();
         Some(Identity {
@@ -269,7 +279,7 @@ impl Identity {
         })
     }
 
-    /// 16 hexadecimal digits of its sha256.
+    /// Its digest, which names its socket: 16 hexadecimal digits of a sha256.
     fn key(&self) -> String {
         let mut hasher = Sha256::new();
         let mut part = |bytes: &[u8]| {
@@ -305,6 +315,17 @@ impl Identity {
             .map(|b| format!("{b:02x}"))
             .collect()
     }
+}
+
+/// A file of `/proc` (which says it is empty: it is made as it is read), in a few reads.
+fn read_proc(path: &Path) -> Option<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(16 << 10);
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_PAYLOAD)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(bytes)
 }
 
 /// The directory of this user's resident servers, made if needed: `None` unless it is a

@@ -26,7 +26,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
 use super::once::{self, Decider, MAX_PAYLOAD, Received, Transport};
@@ -104,10 +103,11 @@ pub fn answered() -> Option<u8> {
         .take(MAX_PAYLOAD)
         .read_to_end(&mut input)
         .ok()?;
-    let socket = socket(args);
-    let reached = match &socket {
-        Some(socket) => ask(socket, agent, &input),
-        None => Err(Unanswered::Elsewhere),
+    let here = Identity::here(args);
+    let socket = here.as_ref().and_then(socket);
+    let reached = match (&socket, &here) {
+        (Some(socket), Some(here)) => ask(socket, here, agent, &input),
+        _ => Err(Unanswered::Elsewhere),
     };
     match reached {
         Ok(reply) => {
@@ -162,8 +162,14 @@ struct Wire {
     stderr: String,
 }
 
-/// Hands the call `input` of `agent` to the server on `socket`, and waits for its answer.
-fn ask(socket: &Path, agent: Agent, input: &[u8]) -> Result<HookReply, Unanswered> {
+/// Hands the call `input` of `agent` to the server on `socket`, and waits for its answer,
+/// believed if the server is the one for `here`.
+fn ask(
+    socket: &Path,
+    here: &Identity,
+    agent: Agent,
+    input: &[u8],
+) -> Result<HookReply, Unanswered> {
     let mut stream = UnixStream::connect(socket).map_err(|error| match error.kind() {
         std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
             Unanswered::NoServer
@@ -182,7 +188,7 @@ fn ask(socket: &Path, agent: Agent, input: &[u8]) -> Result<HookReply, Unanswere
     stream.shutdown(std::net::Shutdown::Write).map_err(fail)?;
     // While it decides: whether its answer is to be believed (the call itself is no secret
     // from the user's own processes, which can read the agent's transcript).
-    if !genuine(&stream, socket) {
+    if !genuine(&stream, socket, here) {
         return Err(Unanswered::Elsewhere);
     }
     let mut taken = [0; 6];
@@ -202,35 +208,41 @@ fn ask(socket: &Path, agent: Agent, input: &[u8]) -> Result<HookReply, Unanswere
     })
 }
 
-/// The socket of the server for a call with `args`, here, now: named by what its decisions
-/// depend on besides the files it watches ([`Identity`]). `None` when there is no private
-/// place for it.
-fn socket(args: &[OsString]) -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let here = Identity {
-        meta: std::fs::metadata(&exe).ok()?,
-        exe,
-        cwd: std::env::current_dir().ok()?,
-        args: args.to_vec(),
-        variables: std::env::vars_os().collect(),
-    };
-    let socket = private_dir()?.join(format!("hook-{}.sock", here.key()));
+/// The socket of the server that answers for `here`, in the user's private directory. `None`
+/// when there is no such place.
+fn socket(here: &Identity) -> Option<PathBuf> {
+    let socket = private_dir()?.join(format!("hook-{}.sock", here.name()));
     // A socket's path must fit in `sockaddr_un`.
     (socket.as_os_str().len() < 100).then_some(socket)
 }
 
 /// What a server's decisions depend on besides the files it watches: the binary, the
 /// directory, the arguments, the variables acp-gate reads (and the loader's, which change what
-/// code runs). Its digest names the server's socket.
+/// code runs). A server answers only calls made with all of them the same as its own.
+#[derive(Debug, PartialEq, Eq)]
 struct Identity {
     exe: PathBuf,
-    meta: std::fs::Metadata,
+    /// The binary's device, inode, size and modification time.
+    stamp: [u64; 5],
     cwd: PathBuf,
     args: Vec<OsString>,
+    /// The keyed ones only, sorted.
     variables: Vec<(OsString, OsString)>,
 }
 
 impl Identity {
+    /// This process's, for a call with `args`.
+    fn here(args: &[OsString]) -> Option<Identity> {
+        let exe = std::env::current_exe().ok()?;
+        Some(Identity {
+            stamp: stamp(&std::fs::metadata(&exe).ok()?),
+            exe,
+            cwd: std::env::current_dir().ok()?,
+            args: args.to_vec(),
+            variables: keyed_only(std::env::vars_os()),
+        })
+    }
+
     /// The server's own, read from `/proc`: `None` unless it is a resident server's command
     /// line for `socket`, and nothing traces it.
     fn of_server(pid: i32, socket: &Path) -> Option<Identity> {
@@ -268,53 +280,57 @@ impl Identity {
                     OsStr::from_bytes(name).into(),
                     OsStr::from_bytes(value).into(),
                 ))
-            })
-            .collect();
+            });
         Some(Identity {
             exe: std::fs::read_link(proc.join("exe")).ok()?,
-            meta: std::fs::metadata(proc.join("exe")).ok()?,
+            stamp: stamp(&std::fs::metadata(proc.join("exe")).ok()?),
             cwd: std::fs::read_link(proc.join("cwd")).ok()?,
             args: args.to_vec(),
-            variables,
+            variables: keyed_only(variables),
         })
     }
 
-    /// Its digest, which names its socket: 16 hexadecimal digits of a sha256.
-    fn key(&self) -> String {
-        let mut hasher = Sha256::new();
-        let mut part = |bytes: &[u8]| {
-            hasher.update((bytes.len() as u64).to_le_bytes());
-            hasher.update(bytes);
-        };
-        part(self.exe.as_os_str().as_bytes());
-        let meta = &self.meta;
-        let stamp = [
-            meta.dev(),
-            meta.ino(),
-            meta.len(),
-            meta.mtime() as u64,
-            meta.mtime_nsec() as u64,
-        ];
-        part(&stamp.map(u64::to_le_bytes).concat());
-        part(self.cwd.as_os_str().as_bytes());
-        for arg in &self.args {
-            part(arg.as_bytes());
-        }
-        let mut variables: Vec<&(OsString, OsString)> = self
-            .variables
-            .iter()
-            .filter(|(name, _)| name.to_str().is_some_and(keyed))
-            .collect();
-        variables.sort();
-        for (name, value) in variables {
-            part(name.as_bytes());
-            part(value.as_bytes());
-        }
-        hasher.finalize()[..8]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+    /// The name of its server's socket: 16 hexadecimal digits of a hash of it (not a
+    /// safeguard: the server is checked against the whole, [`genuine`]).
+    fn name(&self) -> String {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        self.hash(&mut hasher);
+        format!("{:016x}", hasher.finish())
     }
+}
+
+impl std::hash::Hash for Identity {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (
+            &self.exe,
+            self.stamp,
+            &self.cwd,
+            &self.args,
+            &self.variables,
+        )
+            .hash(state);
+    }
+}
+
+/// A binary's device, inode, size and modification time.
+fn stamp(meta: &std::fs::Metadata) -> [u64; 5] {
+    [
+        meta.dev(),
+        meta.ino(),
+        meta.len(),
+        meta.mtime() as u64,
+        meta.mtime_nsec() as u64,
+    ]
+}
+
+/// The variables of `all` that are part of a server's identity, sorted.
+fn keyed_only(all: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
+    let mut keyed: Vec<_> = all
+        .filter(|(name, _)| name.to_str().is_some_and(keyed))
+        .collect();
+    keyed.sort();
+    keyed
 }
 
 /// A file of `/proc` (which says it is empty: it is made as it is read), in a few reads.
@@ -335,8 +351,13 @@ fn private_dir() -> Option<PathBuf> {
         Some(runtime) if runtime.is_absolute() => runtime.join("acp-gate"),
         _ => std::env::temp_dir().join(format!("acp-gate-{}", uid())),
     };
-    let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
-    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    let meta = match std::fs::symlink_metadata(&dir) {
+        Ok(meta) => meta,
+        Err(_) => {
+            let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+            std::fs::symlink_metadata(&dir).ok()?
+        }
+    };
     let private = meta.is_dir() && meta.uid() == uid() && meta.mode() & 0o077 == 0;
     private.then_some(dir)
 }
@@ -348,17 +369,15 @@ fn uid() -> u32 {
 
 /// Whether the process at the other end of `stream` is the server a call here would have
 /// started on `socket`: this user's, untraced, its command line one for `socket`, and its
-/// binary, directory, arguments and variables the ones the socket is named for. A program of
+/// binary, directory, arguments and variables those of `here`. A program of
 /// the user's that took the socket is not one (nor is acp-gate started there with other
 /// arguments or variables); what is left is what the user's processes can always do to the
 /// user's (docs/security.md).
-fn genuine(stream: &UnixStream, socket: &Path) -> bool {
+fn genuine(stream: &UnixStream, socket: &Path, here: &Identity) -> bool {
     let Some(peer) = peer(stream).filter(|peer| peer.uid == uid()) else {
         return false;
     };
-    let named = socket.file_stem().and_then(|stem| stem.to_str());
-    let key = named.and_then(|stem| stem.strip_prefix("hook-"));
-    Identity::of_server(peer.pid, socket).is_some_and(|server| Some(server.key().as_str()) == key)
+    Identity::of_server(peer.pid, socket).is_some_and(|server| server == *here)
 }
 
 /// The user id of the process at the other end of `socket`.

@@ -117,6 +117,11 @@ fn calls_after_the_first_are_answered_by_a_resident_server_as_their_processes_wo
         "{said}"
     );
     assert!(resident.sockets().is_empty());
+    // Nothing of it is left behind.
+    let left = std::fs::read_dir(resident.runtime.join("acp-gate"))
+        .unwrap()
+        .count();
+    assert_eq!(left, 0);
     let audit = std::fs::read_to_string(
         resident
             .sandbox

@@ -680,8 +680,9 @@ fn hold(socket: &Path, patience: Duration) -> Result<Option<std::fs::File>> {
     }
 }
 
-/// `acp-gate hook stop`: stops this user's resident servers, and returns once they have ended:
-/// how many were stopped, and the calls they had served.
+/// `acp-gate hook stop`: stops this user's resident servers, and returns once they have ended
+/// (and what ended servers left is taken away): how many were stopped, and the calls they had
+/// served.
 pub fn stop_all() -> Result<(usize, u64)> {
     let Some(dir) = private_dir() else {
         return Ok((0, 0));
@@ -715,6 +716,22 @@ pub fn stop_all() -> Result<(usize, u64)> {
             // Left by a server that ended without taking it away.
             Err(_) => {
                 let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+    // What ended servers left: a lock nobody holds, and an empty log.
+    for entry in std::fs::read_dir(&dir).with_context(|| format!("{}", dir.display()))? {
+        let lock = entry?.path();
+        let name = lock.file_name().unwrap_or_default().to_string_lossy();
+        if !(name.starts_with("hook-") && name.ends_with(".lock")) {
+            continue;
+        }
+        let socket = lock.with_extension("sock");
+        if !socket.exists() && hold(&socket, Duration::ZERO)?.is_some() {
+            let _ = std::fs::remove_file(&lock);
+            let log = lock.with_extension("log");
+            if std::fs::metadata(&log).is_ok_and(|m| m.len() == 0) {
+                let _ = std::fs::remove_file(&log);
             }
         }
     }

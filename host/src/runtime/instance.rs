@@ -10,6 +10,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use wasmtime::Store;
 use wasmtime::component::{ComponentExportIndex, InstancePre, TypedFunc};
 
+use super::clock::Clock;
 use super::sandbox::SandboxState;
 use super::wit;
 use super::{ComponentInfo, EPOCH_TICK, Failure, Limits, POOL_INSTANCES, Ruling, Runtime, clean};
@@ -135,6 +136,7 @@ impl Runtime {
                 store,
                 call,
                 limits,
+                clock: self.clock.clone(),
                 _slot: slot,
             }),
             Err(trap) => Err(describe_trap(&trap, limits)),
@@ -147,8 +149,8 @@ impl Runtime {
     pub(super) fn store(&self, limits: Limits) -> Store<SandboxState> {
         let mut store = Store::new(&self.engine, SandboxState::new(limits, self.roots.clone()));
         store.limiter(|state| &mut state.limits);
-        store.set_epoch_deadline(ticks(limits.timeout));
         store.epoch_deadline_trap();
+        self.clock.arm(&mut store, limits.timeout);
         store
     }
 }
@@ -295,6 +297,8 @@ pub struct Instance {
     store: Store<SandboxState>,
     call: Call,
     limits: Limits,
+    /// The clock its deadline is armed on, again for each request.
+    clock: Arc<Clock>,
     /// The pool slot it occupies, given back when it is dropped.
     _slot: OwnedSemaphorePermit,
 }
@@ -315,7 +319,7 @@ impl Instance {
         request: &ToolRequest,
         config: &str,
     ) -> Result<Ruling, Failure> {
-        self.store.set_epoch_deadline(ticks(self.limits.timeout));
+        self.clock.arm(&mut self.store, self.limits.timeout);
         let state = self.store.data_mut();
         state.cwd.clone_from(&request.cwd);
         state.home.clone_from(&request.home);
@@ -343,10 +347,6 @@ impl Instance {
     pub fn take_logs(&mut self) -> Vec<String> {
         std::mem::take(&mut self.store.data_mut().logs)
     }
-}
-
-pub(super) fn ticks(timeout: Duration) -> u64 {
-    (timeout.as_micros() / EPOCH_TICK.as_micros()).max(1) as u64 + 1
 }
 
 pub(super) fn describe_trap(error: &wasmtime::Error, limits: Limits) -> Failure {

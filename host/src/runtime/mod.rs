@@ -2,6 +2,7 @@
 //! components ([`load`]: pin, grants, WIT version, compile cache), and running one sandboxed
 //! evaluation in a fresh instance under CPU, memory and time limits ([`instance`]).
 //!
+//! - [`clock`]: the epoch clock that stops guest code at its CPU deadline;
 //! - [`engine`]: the engine's settings (shared with `build.rs`);
 //! - [`grants`]: what a plugin may import (the one place authority is decided);
 //! - [`prepare`]: a handler's config prepared once per load, in a snapshot every instance starts from;
@@ -9,6 +10,7 @@
 //! - [`shell`]: the `shell` import, a command read with the built-in plugins' shell crate;
 //! - [`wit`]: the generated bindings and the conversions at the WIT boundary.
 
+mod clock;
 mod engine;
 pub mod grants;
 pub mod instance;
@@ -27,6 +29,7 @@ use tokio::sync::Semaphore;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
+use clock::Clock;
 use engine::{Instances, POOL_INSTANCES};
 pub use grants::{Grant, Need, default_grants};
 pub use instance::{Batch, Evaluation, Instance, Interest, LoadedPlugin};
@@ -141,6 +144,8 @@ pub struct Runtime {
     spares: bool,
     /// Whether the built-ins' native code runs where it lies in the binary ([`CodeInPlace`]).
     code_in_place: bool,
+    /// The epoch clock every store's CPU deadline is armed on.
+    clock: Arc<Clock>,
 }
 
 /// How many requests a runtime is for, which decides how it is set up.
@@ -197,16 +202,7 @@ impl Runtime {
             Serving::One if can_reserve_a_memory() => (new_engine(Instances::OneByOne)?, None),
             Serving::One => (new_engine(Instances::Unreserved)?, None),
         };
-        let weak = engine.weak();
-        std::thread::Builder::new()
-            .name("acp-gate-epoch".into())
-            .spawn(move || {
-                while let Some(engine) = weak.upgrade() {
-                    engine.increment_epoch();
-                    drop(engine);
-                    std::thread::sleep(EPOCH_TICK);
-                }
-            })?;
+        let clock = Clock::start(&engine)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         wit::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
@@ -221,6 +217,7 @@ impl Runtime {
             notice,
             spares: serving == Serving::Many,
             code_in_place,
+            clock,
         }))
     }
 }

@@ -304,7 +304,7 @@ impl Runtime {
         {
             bail!("{label}: `prepare` kept its state once, then not: it must be deterministic");
         }
-        store.set_epoch_deadline(super::instance::ticks(limits.timeout));
+        self.clock.arm(&mut store, limits.timeout);
         let snapshot = wizer
             .snapshot_component(&context, &mut Snapshotted { store, instance })
             .await

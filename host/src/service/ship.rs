@@ -45,8 +45,9 @@ impl Shipper {
         }
     }
 
-    /// Where the cursor for this service is kept: beside the log, one file per service.
-    fn cursor_path(&self) -> PathBuf {
+    /// Where the cursor for this service is kept: beside the log, one file per service (so
+    /// it also names what a shipper ships from and to).
+    pub fn cursor_path(&self) -> PathBuf {
         let service = &sha256_hex(self.client.url().as_bytes())[..12];
         let name = self
             .log
@@ -63,16 +64,30 @@ impl Shipper {
             .unwrap_or(0)
     }
 
+    /// The log from its cursor on (from its start, when the cursor is past its end): where
+    /// that is, and what follows. Only what was not shipped is read, however long the log.
+    fn after_cursor(&self) -> std::io::Result<(u64, Vec<u8>)> {
+        use std::io::{Read, Seek};
+        let mut file = std::fs::File::open(&self.log)?;
+        let length = file.metadata()?.len();
+        let start = Some(self.cursor()).filter(|c| *c <= length).unwrap_or(0);
+        file.seek(std::io::SeekFrom::Start(start))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        Ok((start, bytes))
+    }
+
     /// Sends every complete line after the cursor, batch by batch; stops at the first batch
     /// the service does not take (the rest stays spooled).
     pub async fn ship(&self) -> Result<Shipped> {
         let mut shipped = Shipped::default();
-        let bytes = match std::fs::read(&self.log) {
-            Ok(bytes) => bytes,
+        let (start, bytes) = match self.after_cursor() {
+            Ok(read) => read,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(shipped),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", self.log.display())),
         };
-        let mut cursor = (self.cursor() as usize).min(bytes.len());
+        // Offsets in `bytes`; the cursor written is in the log.
+        let mut cursor = 0;
         // Only whole lines: a line being written now goes next time.
         let end = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
         while cursor < end {
@@ -95,7 +110,8 @@ impl Shipper {
                 shipped.ingested.breaks.extend(ingested.breaks);
             }
             cursor = next;
-            crate::state::write_atomically(&self.cursor_path(), cursor.to_string().as_bytes())?;
+            let shipped_to = start + cursor as u64;
+            crate::state::write_atomically(&self.cursor_path(), shipped_to.to_string().as_bytes())?;
         }
         Ok(shipped)
     }
@@ -165,5 +181,32 @@ impl Shipping {
                 self.shipper.log.display()
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shipper(log: &Path) -> Shipper {
+        let client = ServiceClient::new("http://127.0.0.1:9", "token".into()).unwrap();
+        Shipper::new(log, client, Redaction::default())
+    }
+
+    #[test]
+    fn only_what_follows_the_cursor_is_read_and_a_log_shorter_than_it_is_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("audit.jsonl");
+        std::fs::write(&log, "one\ntwo\nthree\n").unwrap();
+        let shipper = shipper(&log);
+        assert_eq!(
+            shipper.after_cursor().unwrap(),
+            (0, b"one\ntwo\nthree\n".to_vec())
+        );
+        std::fs::write(shipper.cursor_path(), "8").unwrap();
+        assert_eq!(shipper.after_cursor().unwrap(), (8, b"three\n".to_vec()));
+        // Moved away and started again: the new log is shipped from its start.
+        std::fs::write(&log, "four\n").unwrap();
+        assert_eq!(shipper.after_cursor().unwrap(), (0, b"four\n".to_vec()));
     }
 }

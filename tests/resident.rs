@@ -20,7 +20,10 @@ struct Resident {
 
 impl Resident {
     fn new() -> Resident {
-        let sandbox = Sandbox::new();
+        Resident::of(Sandbox::new())
+    }
+
+    fn of(sandbox: Sandbox) -> Resident {
         let runtime = sandbox.root.join("run");
         std::fs::create_dir_all(&runtime).unwrap();
         Resident { sandbox, runtime }
@@ -233,4 +236,69 @@ fn without_a_server_that_answers_a_call_is_decided_in_its_own_process() {
     let output = resident.hook("claude", &payload, true);
     assert_eq!(decision(&output), "deny", "{}", stderr(&output));
     drop(hung);
+}
+
+/// With a review service configured, a resident server ships the audit log as `hook serve`
+/// does: the lines of the calls it answers and of the first call (decided in its process) while
+/// it runs, and what is left when it is stopped.
+#[test]
+fn a_resident_server_ships_the_audit_log_to_the_review_service() {
+    let crate::serve::Review {
+        sandbox,
+        service,
+        gate,
+        reviewer,
+        key,
+        ..
+    } = crate::serve::Review::sqlite(&[]);
+    let resident = Resident::of(sandbox);
+    let log = resident.sandbox.root.join("hook-audit.jsonl");
+    let hook = |name: &str| {
+        let payload = fixture(&resident.sandbox, "claude", name, false);
+        let args = [
+            "hook",
+            "claude",
+            "--escalate-to",
+            &service.url,
+            "--service-key",
+            key.to_str().unwrap(),
+        ];
+        let mut command = resident.command(&args, true);
+        command
+            .env("ACP_GATE_SERVICE_TOKEN", &gate)
+            .env("ACP_GATE_AUDIT_LOG", &log);
+        let output = pipe(&mut command, &payload);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    };
+    let shipped = || {
+        let summary = format!("{}/v1/audit/summary", service.url);
+        let (_, said) = crate::serve::call("GET", &summary, &reviewer, None);
+        said["total"]["total"].as_u64().unwrap() as usize
+    };
+    let recorded = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+
+    hook("bash-cargo-test");
+    resident.server();
+    hook("bash-rm-home");
+    hook("read-src");
+    assert!(recorded() >= 3, "each call is recorded");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while shipped() < recorded() {
+        assert!(
+            Instant::now() < deadline,
+            "the server shipped {} of {} records while it ran",
+            shipped(),
+            recorded()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    hook("bash-cargo-test");
+    let said = resident.stop();
+    assert!(said.contains("(3 calls served)"), "{said}");
+    assert_eq!(shipped(), recorded(), "what is left goes when it stops");
 }

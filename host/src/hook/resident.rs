@@ -14,6 +14,7 @@
 //! (`$XDG_RUNTIME_DIR/acp-gate`, else `/tmp/acp-gate-UID`; refused unless it is this user's
 //! own and private), and each side checks the other's user id (`SO_PEERCRED`).
 
+use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::io::{BufRead, Read, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -35,6 +36,7 @@ use crate::acp::output;
 use crate::args::{EscalationArgs, PolicyArgs};
 use crate::config::LayerPaths;
 use crate::request::hook::{Agent, HookCall};
+use crate::service::ship::Shipping;
 use crate::stamps::Stamps;
 
 /// What a call says first: the protocol and what it asks.
@@ -482,6 +484,10 @@ struct Server {
     busy: AtomicUsize,
     last: Mutex<Instant>,
     stop: tokio::sync::Notify,
+    /// The audit logs it ships to a review service while it runs, by where their cursors are
+    /// kept (a log and a service): as `hook serve` does, so that an org's review service sees
+    /// the calls of every developer's terminal agents without an `audit ship`.
+    shipping: Mutex<HashMap<PathBuf, Shipping>>,
 }
 
 /// The most chains a server keeps (one per agent and workspace it has seen).
@@ -503,6 +509,12 @@ impl Server {
         let load = Decider::load(agent.name(), &options, None, &self.escalation);
         let ((decider, notices), stamps) = crate::stamps::recording(output::captured(load)).await;
         let decider = decider?;
+        if let Some(escalator) = &decider.escalator {
+            let shipper = escalator.shipper(decider.gate.audit_path());
+            lock(&self.shipping)
+                .entry(shipper.cursor_path())
+                .or_insert_with(|| Shipping::start(shipper));
+        }
         let whole = decider.gate.chain().load_failures().next().is_none();
         let kept = Arc::new(Kept {
             agent,
@@ -607,6 +619,7 @@ pub async fn serve(
         busy: AtomicUsize::new(0),
         last: Mutex::new(Instant::now()),
         stop: tokio::sync::Notify::new(),
+        shipping: Mutex::new(HashMap::new()),
     });
     // The chain the first calls need, loaded before they come.
     let _ = server.chain(agent, None).await;
@@ -638,7 +651,7 @@ pub async fn serve(
                 // Its socket taken away (a cleaner of temporary files): no call can reach it,
                 // and the server started in its place waits for its lock.
                 if identity(socket) != bound {
-                    return Ok(crate::exit::OK);
+                    break crate::exit::OK;
                 }
             }
             () = server.stop.notified() => break crate::exit::OK,
@@ -646,12 +659,22 @@ pub async fn serve(
         }
     };
     // New calls find no server (and start one, once this one lets go of the lock); the calls
-    // under way are answered first.
-    let _ = std::fs::remove_file(socket);
+    // under way are answered first. A socket in its place is another server's.
+    if identity(socket) == bound {
+        let _ = std::fs::remove_file(socket);
+    }
     drop(listener);
     let deadline = Instant::now() + Duration::from_secs(5);
     while server.busy.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // What its calls recorded goes to the review service before it leaves (what cannot go
+    // stays in the log, for the next gate or `audit ship`).
+    let shipping: Vec<Shipping> = lock(&server.shipping).drain().map(|(_, s)| s).collect();
+    for shipping in shipping {
+        if let Err(error) = shipping.finish().await {
+            eprintln!("acp-gate: {error:#}");
+        }
     }
     Ok(code)
 }

@@ -124,17 +124,18 @@ mod tests {
         clock.lock().epoch
     }
 
-    /// Waits (up to a few seconds) until the clock stops: its epoch the same over 3 ticks.
+    /// Waits (up to a few seconds) until the clock has reached every deadline armed; its epoch
+    /// then.
     fn settled(clock: &Clock) -> u64 {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
-            let before = epoch(clock);
-            std::thread::sleep(EPOCH_TICK * 3);
-            let after = epoch(clock);
-            if after == before {
-                return after;
+            let state = clock.lock();
+            if state.epoch >= state.until {
+                return state.epoch;
             }
-            assert!(Instant::now() < deadline, "the clock never stopped");
+            drop(state);
+            assert!(Instant::now() < deadline, "the clock never got there");
+            std::thread::sleep(EPOCH_TICK);
         }
     }
 
@@ -142,7 +143,8 @@ mod tests {
     fn it_ticks_until_the_deadline_armed_then_sleeps() {
         let engine = engine();
         let clock = Clock::start(&engine).unwrap();
-        assert_eq!(settled(&clock), 0, "nothing armed: no tick");
+        std::thread::sleep(EPOCH_TICK * 10);
+        assert_eq!(epoch(&clock), 0, "nothing armed: no tick");
         let mut store = Store::new(&engine, ());
         clock.arm(&mut store, Duration::from_millis(20));
         let reached = settled(&clock);
@@ -165,6 +167,8 @@ mod tests {
         let mut store = Store::new(&engine, ());
         clock.arm(&mut store, Duration::from_millis(10));
         settled(&clock);
+        // Past its last tick's sleep, into its wait.
+        std::thread::sleep(EPOCH_TICK * 10);
         // Asleep now, with this store's deadline behind it: armed again, the guest runs its
         // 50 ms of CPU, and no more.
         let instance = wasmtime::Instance::new(&mut store, &module, &[]).unwrap();

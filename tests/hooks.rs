@@ -246,6 +246,8 @@ fn the_audit_line_carries_the_agents_session_and_tool_use_ids() {
     assert_eq!(line["session_id"], "b0c1a6e4-7d2f-4c38-9a51-3e6f2d8c9b10");
     assert_eq!(line["tool_call_id"], "toolu_01RmHome7Qp3x");
     assert_eq!(line["tool_name"], "Bash");
+    // The agent, as `run` names its agent's program (the review service counts by it).
+    assert_eq!(line["agent"], "claude");
     assert_eq!(line["answer"], "denied");
     assert_eq!(line["allowed"], false);
     // An ask passed on to the agent's prompt says so; its outcome is the agent's.

@@ -256,7 +256,7 @@ fn stop() -> Result<u8> {
 async fn serve(args: ServeArgs) -> Result<u8> {
     let options = super::load_options(&args.policy)?;
     // One hook server answers every agent's hooks.
-    let decider = Decider::load("hook serve", &options, None, &args.escalation).await?;
+    let decider = Decider::load(None, &options, None, &args.escalation).await?;
     let shipping = decider
         .escalator
         .as_ref()

@@ -68,9 +68,10 @@ pub struct Decider {
 impl Decider {
     /// Loads the chain of `options` (for `requests` only, when given: a process that decides
     /// them and exits), escalating as `escalation` and the org file's `[escalation]` say, for
-    /// the hooks of `agent` (its name, for the reviewer).
+    /// the hooks of `agent` (named on every audit line and escalation, as `run` names its
+    /// agent's program; `None`: `hook serve`, for every agent).
     pub async fn load(
-        agent: &str,
+        agent: Option<Agent>,
         options: &LoadOptions,
         requests: Option<&[ToolRequest]>,
         escalation: &EscalationArgs,
@@ -79,9 +80,11 @@ impl Decider {
             Some(requests) => crate::load_chain_for(options, requests).await?,
             None => crate::load_chain(options).await?,
         };
-        let origin = Origin::here(&options.workspace, &[agent.to_owned()]);
+        let program = agent.map_or("hook serve", Agent::name);
+        let origin = Origin::here(&options.workspace, &[program.to_owned()]);
         let escalator = Escalator::configure(escalation, chain.escalation.as_ref(), origin)?;
-        let audit = AuditLog::open(&AuditLog::default_path())?;
+        let audit = AuditLog::open(&AuditLog::default_path())?
+            .with_agent(agent.map(|agent| agent.name().to_owned()));
         Ok(Decider {
             gate: Gate::new(chain, audit, Output::on_stderr(OutputFormat::Text)),
             escalator,
@@ -159,7 +162,7 @@ pub async fn once(
             Ok(call) => decide::requests(call, &context(call, &options.workspace)),
             Err(_) => Vec::new(),
         };
-        Decider::load(agent.name(), &options, Some(&requests), escalation).await
+        Decider::load(Some(agent), &options, Some(&requests), escalation).await
     };
     match loaded.await {
         Ok(decider) => decider.respond(agent, received, Transport::Process).await,

@@ -506,7 +506,7 @@ impl Server {
         if let Some(kept) = found.filter(|kept| kept.current()) {
             return Ok(kept);
         }
-        let load = Decider::load(agent.name(), &options, None, &self.escalation);
+        let load = Decider::load(Some(agent), &options, None, &self.escalation);
         let ((decider, notices), stamps) = crate::stamps::recording(output::captured(load)).await;
         let decider = decider?;
         if let Some(escalator) = &decider.escalator {

@@ -158,3 +158,24 @@ async fn assemble(
     let ctx = SessionContext::for_workspace("inline-test", workspace);
     Ok(Chain::assemble(runtime, policy, &ctx, requests).await)
 }
+
+/// Every `.rs` file of this crate's `src/`, with its text: for the tests that hold a rule over
+/// the whole source (every variable read is keyed, every deadline armed on the clock).
+#[cfg(test)]
+pub(crate) fn crate_sources() -> Vec<(std::path::PathBuf, String)> {
+    let mut dirs = vec![std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")];
+    let mut found = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                found.push((path, text));
+            }
+        }
+    }
+    assert!(found.len() > 50, "the sources are not where they were");
+    found
+}

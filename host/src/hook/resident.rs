@@ -770,20 +770,11 @@ mod tests {
     #[test]
     fn every_variable_acp_gate_reads_is_keyed() {
         let read = regex::Regex::new(r#"var(?:_os)?\("([A-Za-z0-9_]+)"\)"#).unwrap();
-        let mut dirs = vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")];
         let mut seen = 0;
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                    continue;
-                }
-                let text = std::fs::read_to_string(&path).unwrap_or_default();
-                for name in read.captures_iter(&text).map(|c| c[1].to_owned()) {
-                    seen += 1;
-                    assert!(keyed(&name), "{}: ${name} is not keyed", path.display());
-                }
+        for (path, text) in crate::crate_sources() {
+            for name in read.captures_iter(&text).map(|c| c[1].to_owned()) {
+                seen += 1;
+                assert!(keyed(&name), "{}: ${name} is not keyed", path.display());
             }
         }
         assert!(seen > 20, "found only {seen} reads of variables");

@@ -1,6 +1,6 @@
 //! Codex's hook payload (openai/codex, `codex-rs/hooks/schema/generated/*.command.input.schema.json`):
-//! `session_id`, `turn_id`, `transcript_path`, `cwd`, `model`, `permission_mode` (Claude Code's
-//! names: `default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`), `hook_event_name`
+//! `session_id`, `turn_id`, `transcript_path`, `cwd`, `model`, `permission_mode` (`default`,
+//! or `bypassPermissions` when its approval policy is `never`: not read), `hook_event_name`
 //! (`PreToolUse`, or `PermissionRequest` when Codex is about to ask its user), `tool_name`
 //! (`Bash` for its shell tools, `apply_patch`, an MCP tool's name; `NetworkAccess` for a
 //! network approval) and `tool_input` (`{"command": ...}` for the shell and for a patch, an
@@ -40,7 +40,11 @@ pub(super) fn read(payload: &Map<String, Value>) -> Result<Fields> {
             .or_else(|| text(payload, "turn_id"))
             .unwrap_or_default(),
         cwd: text(payload, "cwd"),
-        mode: text(payload, "permission_mode"),
+        // Codex says `bypassPermissions` whenever its approval policy is `never`, which `codex
+        // exec` always uses, sandboxed or not: it tells nothing about whether a call reaches
+        // this hook (every call does, in every policy) or whether an ask could reach a person
+        // (Codex has no ask before a tool in any of them). Not judged as a switch of mode.
+        mode: None,
         tool_input: input,
         declared_kind: is_mcp(&tool_name).then_some("other"),
         tool_name,

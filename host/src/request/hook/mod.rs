@@ -89,13 +89,14 @@ pub struct HookCall {
     /// form.
     pub snake_case: bool,
     pub session_id: String,
-    /// The agent's id of the tool call, when it sends one.
+    /// The agent's id of the tool call; for an agent that sends none, `AGENT-` and 16
+    /// hexadecimal digits of the payload's digest.
     pub tool_use_id: String,
     pub tool_name: String,
     /// Where the session runs, absolute, when the agent says.
     pub cwd: Option<PathBuf>,
     /// The permission mode the agent says it is in, when it is not the one it starts in
-    /// (Claude Code's and Codex's `permission_mode`).
+    /// (Claude Code's `permission_mode`).
     pub mode: Option<String>,
     /// The `session/request_permission` params of the same call: its twin.
     pub params: Value,
@@ -121,9 +122,21 @@ impl HookCall {
         if let Some(cwd) = cwd.as_ref().filter(|cwd| !cwd.is_absolute()) {
             bail!("the hook's `cwd` must be absolute, not `{}`", cwd.display());
         }
+        // Gemini CLI and Copilot send no id of their own: the payload's digest stands in, so
+        // that the audit line can be told from the call before and after it (the same payload
+        // sent again is the same call).
+        let tool_use_id = match read.tool_use_id {
+            id if id.is_empty() => {
+                let digest = crate::digest::sha256_hex(
+                    Value::Object(payload.clone()).to_string().as_bytes(),
+                );
+                format!("{}-{}", agent.name(), &digest[..16])
+            }
+            id => id,
+        };
         let params = twin(
             &read.session_id,
-            &read.tool_use_id,
+            &tool_use_id,
             &read.tool_name,
             read.tool_input,
             read.declared_kind,
@@ -134,7 +147,7 @@ impl HookCall {
             event_name: read.event_name,
             snake_case: read.snake_case,
             session_id: read.session_id,
-            tool_use_id: read.tool_use_id,
+            tool_use_id,
             tool_name: read.tool_name,
             cwd,
             mode: read.mode.filter(|mode| mode != STARTING_MODE),

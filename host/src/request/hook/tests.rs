@@ -1,4 +1,4 @@
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::*;
 use crate::request::{Access, SessionContext, ToolKind, ToolRequest};
@@ -59,7 +59,10 @@ fn a_codex_patch_names_every_file_it_writes_moves_or_deletes() {
         "permission_mode": "bypassPermissions", "tool_name": "apply_patch",
         "tool_input": {"command": patch}, "tool_use_id": "call_1"});
     let call = HookCall::read(Agent::Codex, &payload).unwrap();
-    assert_eq!(call.mode.as_deref(), Some("bypassPermissions"));
+    assert_eq!(
+        call.mode, None,
+        "Codex's `bypassPermissions` is its approval policy `never`, not a mode to judge"
+    );
     let request = request(&call);
     assert_eq!(request.kind, ToolKind::Edit);
     assert!(request.command.is_none(), "a patch is no shell command");
@@ -92,13 +95,19 @@ fn copilot_arguments_come_as_an_object_or_as_json_text() {
         HookCall::read(Agent::Copilot, &object).unwrap(),
         HookCall::read(Agent::Copilot, &text).unwrap(),
     );
-    assert_eq!(a.params, b.params);
+    // The same call in each form, but for the id its payload's digest gives it.
+    let without_id = |call: &HookCall| {
+        let mut params = call.params.clone();
+        params["toolCall"]["toolCallId"] = Value::Null;
+        params
+    };
+    assert_eq!(without_id(&a), without_id(&b));
     assert!(!a.snake_case);
     let vscode = json!({"hook_event_name": "PreToolUse", "session_id": "s", "cwd": "/work",
         "tool_name": "bash", "tool_input": {"command": "ls -la"}});
     let c = HookCall::read(Agent::Copilot, &vscode).unwrap();
     assert!(c.snake_case);
-    assert_eq!(c.params, a.params);
+    assert_eq!(without_id(&c), without_id(&a));
     let broken = json!({"sessionId": "s", "toolName": "bash", "toolArgs": "{not json"});
     assert!(HookCall::read(Agent::Copilot, &broken).is_err());
 }
@@ -143,4 +152,31 @@ fn what_is_missing_or_of_another_event_is_an_error() {
     for (agent, payload) in cases {
         assert!(HookCall::read(agent, &payload).is_err(), "{payload}");
     }
+}
+
+#[test]
+fn a_call_without_an_id_of_its_own_gets_one_from_its_payload() {
+    let payload = |tool: &str| {
+        json!({"session_id": "s", "transcript_path": "/t", "cwd": "/work",
+            "hook_event_name": "BeforeTool", "timestamp": "2026-11-29T02:12:33.324Z",
+            "tool_name": tool, "tool_input": {"file_path": "a.txt"}})
+    };
+    let first = HookCall::read(Agent::Gemini, &payload("read_file")).unwrap();
+    let again = HookCall::read(Agent::Gemini, &payload("read_file")).unwrap();
+    let other = HookCall::read(Agent::Gemini, &payload("write_file")).unwrap();
+    assert!(
+        first.tool_use_id.starts_with("gemini-"),
+        "{}",
+        first.tool_use_id
+    );
+    assert_eq!(first.tool_use_id.len(), "gemini-".len() + 16);
+    assert_eq!(
+        first.tool_use_id, again.tool_use_id,
+        "the same payload is the same call"
+    );
+    assert_ne!(first.tool_use_id, other.tool_use_id);
+    assert_eq!(
+        first.params["toolCall"]["toolCallId"], first.tool_use_id,
+        "the twin request carries it"
+    );
 }

@@ -16,7 +16,7 @@
 //! drop the hook or turn hooks off without a word, so `--project` is refused for every agent,
 //! with what makes it unsafe for that one ([`project_refusal`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
@@ -49,26 +49,95 @@ pub struct Plan {
     pub before: String,
     /// The file as it would be.
     pub after: String,
+    /// Whether the file goes (an uninstall that leaves nothing in a file install made, or in
+    /// Copilot's file of acp-gate's own), with the directories install made for it.
+    pub remove: bool,
     /// What the user should know about this agent's hooks.
     pub notes: Vec<String>,
 }
 
 impl Plan {
     pub fn changes(&self) -> bool {
-        self.before != self.after
+        self.before != self.after || self.remove
     }
 
     /// Writes the file (through a temporary file renamed over it, keeping its permissions;
-    /// through a symbolic link to where it points).
+    /// through a symbolic link to where it points), or removes it. What install creates (the
+    /// file, its directories) is noted in the state directory, so that uninstall leaves
+    /// absent what was absent.
     pub fn write(&self) -> Result<()> {
         let path = std::fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone());
+        let mut made = Made::open()?;
+        if self.remove {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+            made.forget(&self.path);
+            // Directories install made, emptied: from the deepest up.
+            for dir in self.path.ancestors().skip(1) {
+                if !made.contains(dir) || std::fs::remove_dir(dir).is_err() {
+                    break;
+                }
+                made.forget(dir);
+            }
+            return made.save();
+        }
+        let created = !path.exists();
+        if created {
+            // The file and each directory above it that is not there yet.
+            let missing: Vec<&Path> = self
+                .path
+                .ancestors()
+                .take_while(|dir| !dir.exists())
+                .collect();
+            made.note(missing);
+        }
         let mode = std::fs::metadata(&path).ok().map(|m| m.permissions());
         crate::state::write_atomically(&path, self.after.as_bytes())?;
         if let Some(mode) = mode {
             std::fs::set_permissions(&path, mode)
                 .with_context(|| format!("{}: cannot keep its permissions", path.display()))?;
         }
-        Ok(())
+        if created { made.save() } else { Ok(()) }
+    }
+}
+
+/// The settings files and directories `hook install` created: `hook-installs.json` in the
+/// state directory.
+struct Made {
+    path: PathBuf,
+    paths: Vec<PathBuf>,
+}
+
+impl Made {
+    fn open() -> Result<Made> {
+        let path = crate::state::dir().join("hook-installs.json");
+        let paths = match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text)
+                .with_context(|| format!("{}: not a list of paths", path.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        Ok(Made { path, paths })
+    }
+
+    fn contains(&self, path: &Path) -> bool {
+        self.paths.iter().any(|p| p == path)
+    }
+
+    fn note<'a>(&mut self, paths: impl IntoIterator<Item = &'a Path>) {
+        for path in paths {
+            if !self.contains(path) {
+                self.paths.push(path.to_path_buf());
+            }
+        }
+    }
+
+    fn forget(&mut self, path: &Path) {
+        self.paths.retain(|p| p != path);
+    }
+
+    fn save(&self) -> Result<()> {
+        crate::state::write_atomically(&self.path, &serde_json::to_vec_pretty(&self.paths)?)
     }
 }
 
@@ -87,17 +156,44 @@ pub fn plan(agent: Agent, scope: Scope, action: Action, command: &str) -> Result
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
+    // Codex runs a user's hook only once trusted: the trust goes in with it, keyed by the
+    // file Codex reads it from.
+    let trust = (agent == Agent::Codex && scope == Scope::User)
+        .then(|| std::path::absolute(&path))
+        .transpose()?;
     let after = match agent {
-        Agent::Codex => edit_toml(&before, action, command),
+        Agent::Codex => edit_toml(&before, action, command, trust.as_deref()),
         _ => edit_json(agent, &before, action, command),
     }
     .with_context(|| format!("{}", path.display()))?;
+    let remove = action == Action::Uninstall
+        && after != before
+        && blank(agent, &after)
+        && (agent == Agent::Copilot || Made::open()?.contains(&path));
     Ok(Plan {
         notes: notes(agent, scope, action),
         path,
         before,
-        after,
+        after: if remove { String::new() } else { after },
+        remove,
     })
+}
+
+/// Whether a settings file holds nothing once acp-gate's entry is out: no text, an empty
+/// object, or (Copilot's file of acp-gate's own) nothing but its `version`.
+fn blank(agent: Agent, text: &str) -> bool {
+    if text.trim().is_empty() {
+        return true;
+    }
+    if agent == Agent::Codex {
+        return false;
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(members)) => members
+            .keys()
+            .all(|key| agent == Agent::Copilot && key == "version"),
+        _ => false,
+    }
 }
 
 /// Why a project-level install is refused for `agent`.
@@ -188,18 +284,21 @@ fn notes(agent: Agent, scope: Scope, action: Action) -> Vec<String> {
             through, so keep acp-gate where the entry points)"
             .to_owned(),
         Agent::Codex if scope == Scope::User => "Codex runs a hook from your own config only \
-            once you trust it: start `codex` and trust acp-gate's two entries in `/hooks`; a \
-            hook that fails lets the call through (Codex's approval policy then applies)"
+            once it is trusted: acp-gate's entries are trusted as Codex's `/hooks` screen trusts \
+            them (an entry changed by hand needs trusting again there); a hook that fails or \
+            times out lets the call through (Codex's approval policy then applies)"
             .to_owned(),
         Agent::Codex => "a hook in the system config is trusted and cannot be turned off by \
-            users; a hook that fails lets the call through (Codex's approval policy then applies)"
+            users; a hook that fails or times out lets the call through (Codex's approval \
+            policy then applies)"
             .to_owned(),
-        Agent::Gemini => "Gemini CLI blocks a call when its hook exits with a code other than 0 \
-            and 1: a crashed or missing acp-gate blocks; a project can still list `acp-gate` in \
+        Agent::Gemini => "Gemini CLI blocks a call when its hook is missing or exits with a \
+            code other than 0 and 1 saying why (acp-gate always does); a hook killed without a \
+            word or timed out lets it through; a project can still list `acp-gate` in \
             `hooksConfig.disabled`"
             .to_owned(),
-        Agent::Copilot => "Copilot CLI lets a call through when its hook fails or times out: \
-            keep acp-gate where the entry points"
+        Agent::Copilot => "Copilot CLI refuses a call when its hook fails (an exit code, a \
+            crash, a missing acp-gate), but lets it through when the hook times out"
             .to_owned(),
     });
     notes
@@ -440,12 +539,19 @@ fn uninstall_json(agent: Agent, layout: &JsonLayout, list: &mut Vec<Json>) -> Re
     Ok(removed)
 }
 
-/// Codex's events acp-gate answers: before every tool, and at its approval prompt.
-const CODEX_EVENTS: [&str; 2] = ["PreToolUse", "PermissionRequest"];
+/// Codex's events acp-gate answers (before every tool, and at its approval prompt), with the
+/// names Codex's hook trust gives them.
+const CODEX_EVENTS: [(&str, &str); 2] = [
+    ("PreToolUse", "pre_tool_use"),
+    ("PermissionRequest", "permission_request"),
+];
 
 /// `text` (Codex's `config.toml`) with acp-gate's entries installed or taken out; its
-/// comments and layout kept.
-fn edit_toml(text: &str, action: Action, command: &str) -> Result<String> {
+/// comments and layout kept. With `trust` (the file's own absolute path, for a user's file),
+/// the entries acp-gate installs are trusted as Codex's `/hooks` screen trusts them, and on
+/// uninstall their trust goes with them (another hook's moves with it, where taking acp-gate's
+/// out moved it up).
+fn edit_toml(text: &str, action: Action, command: &str, trust: Option<&Path>) -> Result<String> {
     use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
     let mut doc: DocumentMut = text.parse().context("not TOML that acp-gate can read")?;
     if action == Action::Uninstall && doc.get("hooks").is_none() {
@@ -466,7 +572,14 @@ fn edit_toml(text: &str, action: Action, command: &str) -> Result<String> {
             .and_then(Item::as_str)
             .is_some_and(|c| is_ours(Agent::Codex, c))
     };
-    for event in CODEX_EVENTS {
+    // Trust entries to take out, to move (from, to) and to set (key, hash).
+    let mut untrusted: Vec<String> = Vec::new();
+    let mut moved: Vec<(String, String)> = Vec::new();
+    let mut trusted: Vec<(String, String)> = Vec::new();
+    let key = |event: &str, group: usize, handler: usize| {
+        trust.map(|path| format!("{}:{event}:{group}:{handler}", path.display()))
+    };
+    for (event, snake) in CODEX_EVENTS {
         if action == Action::Uninstall && hooks.get(event).is_none() {
             continue;
         }
@@ -479,15 +592,22 @@ fn edit_toml(text: &str, action: Action, command: &str) -> Result<String> {
         match action {
             Action::Install => {
                 let mut found = false;
-                for group in groups.iter_mut() {
+                for (g, group) in groups.iter_mut().enumerate() {
+                    let matcher = group
+                        .get("matcher")
+                        .and_then(Item::as_str)
+                        .map(str::to_owned);
                     if let Some(handlers) = group
                         .get_mut("hooks")
                         .and_then(Item::as_array_of_tables_mut)
                     {
-                        for handler in handlers.iter_mut() {
+                        for (h, handler) in handlers.iter_mut().enumerate() {
                             if !found && ours(&*handler) {
                                 handler["command"] = value(command);
                                 found = true;
+                                trusted.extend(key(snake, g, h).map(|key| {
+                                    (key, codex_trust_hash(snake, matcher.as_deref(), handler))
+                                }));
                             }
                         }
                     }
@@ -497,6 +617,10 @@ fn edit_toml(text: &str, action: Action, command: &str) -> Result<String> {
                     handler["type"] = value("command");
                     handler["command"] = value(command);
                     handler["timeout"] = value(TIMEOUT_SECONDS as i64);
+                    trusted.extend(
+                        key(snake, groups.len(), 0)
+                            .map(|key| (key, codex_trust_hash(snake, None, &handler))),
+                    );
                     let mut handlers = ArrayOfTables::new();
                     handlers.push(handler);
                     let mut group = Table::new();
@@ -505,17 +629,35 @@ fn edit_toml(text: &str, action: Action, command: &str) -> Result<String> {
                 }
             }
             Action::Uninstall => {
+                let mut kept_groups = 0;
                 let mut emptied = Vec::new();
-                for (index, group) in groups.iter_mut().enumerate() {
-                    if let Some(handlers) = group
+                for (g, group) in groups.iter_mut().enumerate() {
+                    let Some(handlers) = group
                         .get_mut("hooks")
                         .and_then(Item::as_array_of_tables_mut)
-                    {
-                        let had = handlers.len();
-                        handlers.retain(|handler| !ours(handler));
-                        if had > 0 && handlers.is_empty() {
-                            emptied.push(index);
+                    else {
+                        kept_groups += 1;
+                        continue;
+                    };
+                    let had = handlers.len();
+                    let mut kept = 0;
+                    for (h, handler) in handlers.iter().enumerate() {
+                        let old = key(snake, g, h);
+                        if ours(handler) {
+                            untrusted.extend(old);
+                        } else {
+                            if let (Some(old), Some(new)) = (old, key(snake, kept_groups, kept))
+                                && old != new
+                            {
+                                moved.push((old, new));
+                            }
+                            kept += 1;
                         }
+                    }
+                    handlers.retain(|handler| !ours(handler));
+                    match had > 0 && handlers.is_empty() {
+                        true => emptied.push(g),
+                        false => kept_groups += 1,
                     }
                 }
                 for index in emptied.into_iter().rev() {
@@ -527,11 +669,129 @@ fn edit_toml(text: &str, action: Action, command: &str) -> Result<String> {
             }
         }
     }
+    retrust(hooks, &untrusted, &moved, &trusted)?;
     if action == Action::Uninstall && hooks.is_empty() {
         doc.remove("hooks");
     }
-    let edited = doc.to_string();
-    Ok(edited)
+    Ok(doc.to_string())
+}
+
+/// Codex's `hooks.state` (where `/hooks` keeps what the user trusted, by `FILE:EVENT:GROUP:
+/// HANDLER`) with the entries `untrusted` taken out, those `moved` rekeyed, and `trusted`
+/// set; the table goes when it is left empty.
+fn retrust(
+    hooks: &mut dyn toml_edit::TableLike,
+    untrusted: &[String],
+    moved: &[(String, String)],
+    trusted: &[(String, String)],
+) -> Result<()> {
+    use toml_edit::{Item, Table, value};
+    if untrusted.is_empty() && moved.is_empty() && trusted.is_empty() {
+        return Ok(());
+    }
+    let state = hooks
+        .entry("state")
+        .or_insert_with(|| {
+            let mut table = Table::new();
+            table.set_implicit(true);
+            Item::Table(table)
+        })
+        .as_table_like_mut()
+        .context("`hooks.state` is not a table")?;
+    for key in untrusted {
+        state.remove(key);
+    }
+    let taken: Vec<(String, Item)> = moved
+        .iter()
+        .filter_map(|(old, new)| Some((new.clone(), state.remove(old)?)))
+        .collect();
+    for (new, item) in taken {
+        state.insert(&new, item);
+    }
+    for (key, hash) in trusted {
+        let entry = state
+            .entry(key)
+            .or_insert_with(|| {
+                // Written after everything else in the file: an install only appends.
+                let mut table = Table::new();
+                table.set_position(Some(isize::MAX));
+                Item::Table(table)
+            })
+            .as_table_like_mut()
+            .with_context(|| format!("`hooks.state.\"{key}\"` is not a table"))?;
+        entry.insert("trusted_hash", value(hash.as_str()));
+    }
+    if state.is_empty() {
+        hooks.remove("state");
+    }
+    Ok(())
+}
+
+/// The hash Codex's `/hooks` screen trusts a command hook by: the sha256 of the compact JSON,
+/// keys sorted, of its event, its group's matcher and the handler as Codex reads it (its
+/// defaults filled in: `async` false, `timeout` 600 seconds).
+fn codex_trust_hash(
+    event: &str,
+    matcher: Option<&str>,
+    handler: &dyn toml_edit::TableLike,
+) -> String {
+    let get = |key: &str| handler.get(key).and_then(toml_edit::Item::as_value);
+    let mut read = serde_json::json!({
+        "async": get("async").and_then(toml_edit::Value::as_bool).unwrap_or(false),
+        "command": get("command").and_then(toml_edit::Value::as_str).unwrap_or_default(),
+    });
+    if let Some(status) = get("statusMessage").and_then(toml_edit::Value::as_str) {
+        read["statusMessage"] = status.into();
+    }
+    read["timeout"] = get("timeout")
+        .and_then(toml_edit::Value::as_integer)
+        .unwrap_or(600)
+        .into();
+    read["type"] = "command".into();
+    let mut hashed = serde_json::json!({ "event_name": event, "hooks": [read] });
+    if let Some(matcher) = matcher {
+        hashed["matcher"] = matcher.into();
+    }
+    format!(
+        "sha256:{}",
+        crate::digest::sha256_hex(sorted_json(&hashed).as_bytes())
+    )
+}
+
+/// The trust hash of acp-gate's hook given to Codex for one session (`-c` overrides: one
+/// handler of `command`, no matcher, before every tool).
+pub fn codex_session_trust_hash(command: &str, timeout: u64) -> String {
+    let mut handler = toml_edit::Table::new();
+    handler["type"] = toml_edit::value("command");
+    handler["command"] = toml_edit::value(command);
+    handler["timeout"] = toml_edit::value(timeout as i64);
+    codex_trust_hash("pre_tool_use", None, &handler)
+}
+
+/// `value` as compact JSON with every object's keys sorted, whatever order the map keeps.
+fn sorted_json(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Object(members) => {
+            let mut keys: Vec<&String> = members.keys().collect();
+            keys.sort();
+            let inner: Vec<String> = keys
+                .into_iter()
+                .map(|k| {
+                    format!(
+                        "{}:{}",
+                        serde_json::Value::from(k.as_str()),
+                        sorted_json(&members[k])
+                    )
+                })
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        serde_json::Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(sorted_json).collect();
+            format!("[{}]", inner.join(","))
+        }
+        scalar => scalar.to_string(),
+    }
 }
 
 /// The change as a unified diff, for `--dry-run` and for what was written.
@@ -575,5 +835,55 @@ mod tests {
         ));
         assert!(!is_ours(Agent::Claude, "my-acp-gate-wrapper hook claude"));
         assert!(!is_ours(Agent::Claude, "./lint.sh"));
+    }
+
+    /// Hashes Codex 0.171.0's `/hooks` screen wrote for these two hooks when a person trusted
+    /// them (its config.toml after trusting, diffed with the one before).
+    #[test]
+    fn codex_hooks_are_trusted_by_the_hash_its_hooks_screen_writes() {
+        let doc: toml_edit::DocumentMut =
+            "command = \"/tmp/research/codex/hook.py\"\ntimeout = 30\ntype = \"command\"\n"
+                .parse()
+                .unwrap();
+        let handler = doc.as_table();
+        assert_eq!(
+            codex_trust_hash("pre_tool_use", Some("*"), handler),
+            "sha256:a55e6aa1513c59cfa0935e13b5179f82f8b42d1ce4596624dbbbb57144d4cafd"
+        );
+        assert_eq!(
+            codex_trust_hash("permission_request", Some("*"), handler),
+            "sha256:0da2271230b0a7d141928dbce534b7f49ba203a80daed0bf9494147af70c76d2"
+        );
+    }
+
+    #[test]
+    fn uninstalling_codex_s_hook_leaves_another_hook_trusted_where_it_moved() {
+        let path = Path::new("/home/u/.codex/config.toml");
+        let ours = "/usr/local/bin/acp-gate hook codex";
+        let installed = edit_toml("", Action::Install, ours, Some(path)).unwrap();
+        assert!(
+            installed.contains(
+                "[hooks.state.\"/home/u/.codex/config.toml:pre_tool_use:0:0\"]\ntrusted_hash = \"sha256:"
+            ),
+            "{installed}"
+        );
+        // The user adds and trusts a hook of their own after acp-gate's.
+        let theirs = format!(
+            "{installed}\n[[hooks.PreToolUse]]\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"./lint.sh\"\n\n[hooks.state.\"/home/u/.codex/config.toml:pre_tool_use:1:0\"]\ntrusted_hash = \"sha256:mine\"\n"
+        );
+        let out = edit_toml(&theirs, Action::Uninstall, ours, Some(path)).unwrap();
+        assert!(!out.contains("acp-gate"), "{out}");
+        assert!(!out.contains("permission_request"), "{out}");
+        assert!(
+            out.contains(
+                "[hooks.state.\"/home/u/.codex/config.toml:pre_tool_use:0:0\"]\ntrusted_hash = \"sha256:mine\""
+            ),
+            "{out}"
+        );
+        assert_eq!(
+            edit_toml(&installed, Action::Uninstall, ours, Some(path)).unwrap(),
+            "",
+            "a file install made holds nothing once the hook is out"
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! The exit codes of every command, named (README.md's table). A leaf: it imports nothing.
+//! The exit codes of every command, named (README.md's table), and the signal that stops a
+//! long-running one, as its code. A leaf: it imports nothing of the crate.
 
 /// Everything ran; nothing was escalated.
 pub const OK: u8 = 0;
@@ -23,3 +24,20 @@ pub const HANGUP: u8 = 129;
 pub const INTERRUPTED: u8 = 130;
 /// SIGTERM (128 + 15): `proxy` stops the agent first.
 pub const TERMINATED: u8 = 143;
+
+/// SIGINT, SIGTERM or SIGHUP: the exit code (128 + the signal).
+pub async fn terminated() -> u8 {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = int.recv() => INTERRUPTED,
+        _ = term.recv() => TERMINATED,
+        _ = hup.recv() => HANGUP,
+    }
+}

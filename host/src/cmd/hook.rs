@@ -9,7 +9,6 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 
 use crate::acp::output::Output;
-use crate::acp::proxy::terminated;
 use crate::args::{EscalationArgs, OutputFormat, PolicyArgs};
 use crate::exit;
 use crate::hook::install::{self, Action, Scope};
@@ -277,7 +276,7 @@ async fn serve(args: ServeArgs) -> Result<u8> {
     // Stopped by a signal, it ships what its calls recorded before it exits.
     let code = tokio::select! {
         served = served => served.map(|()| exit::OK)?,
-        signal = terminated() => signal,
+        signal = exit::terminated() => signal,
     };
     if let Some(shipping) = shipping
         && let Err(error) = shipping.finish().await

@@ -11,8 +11,10 @@
 //! ([`Decider::respond`]): the same decision, audit line and answer.
 //!
 //! Who may talk to it: the socket sits in a directory only this user can enter
-//! (`$XDG_RUNTIME_DIR/acp-gate`, else `/tmp/acp-gate-UID`; refused unless it is this user's
-//! own and private), and each side checks the other's user id (`SO_PEERCRED`).
+//! (`$XDG_RUNTIME_DIR/acp-gate`, else, or where a socket's path would be too long there,
+//! `/tmp/acp-gate-UID`; refused unless it is this user's own and private), and each side
+//! checks the other's user id (`SO_PEERCRED`). With no such place a call says why on stderr
+//! and is decided in its own process.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -40,8 +42,14 @@ use crate::service::ship::Shipping;
 use crate::stamps::Stamps;
 
 /// What a call says first: the protocol and what it asks.
-const HELLO: &str = "acp-gate-hook 1";
-/// How long a client waits for the server to take its call before deciding it itself.
+///
+/// A call is `HELLO call AGENT LENGTH`, a newline and the payload; the server says `taken`
+/// and decides only once the client says `go`. A client that gave up before `taken` came
+/// (a busy server) decides the call itself, and the server, hearing no `go`, drops it:
+/// one decision and one audit line per call, whoever makes it.
+const HELLO: &str = "acp-gate-hook 2";
+/// How long a client waits for the server to take its call before deciding it itself, and a
+/// server for the client's `go`.
 const TAKEN_WITHIN: Duration = Duration::from_secs(2);
 /// How long a server with nothing to do stays, unless `$ACP_GATE_HOOK_IDLE` (seconds) says.
 const IDLE: Duration = Duration::from_secs(600);
@@ -68,6 +76,10 @@ fn keyed(name: &str) -> bool {
         || KEYED_PREFIXES.iter().any(|p| name.starts_with(p))
         || name.to_ascii_uppercase().ends_with("_PROXY")
 }
+
+/// The variable naming the socket of the session gate an agent's hooks go to: `run` and
+/// `proxy` set it for the agents they start.
+pub const SESSION_GATE: &str = "ACP_GATE_SESSION_GATE";
 
 /// The input of a call the client did not hand over, for the command to decide itself, and
 /// the server to start once it has.
@@ -97,7 +109,8 @@ pub fn answered() -> Option<u8> {
     });
     // SAFETY: isatty(3) on standard input.
     let typed = unsafe { libc::isatty(0) } == 1;
-    if hook != "hook" || asks_about_itself || typed || !enabled() {
+    let session = std::env::var_os(SESSION_GATE).filter(|socket| !socket.is_empty());
+    if hook != "hook" || asks_about_itself || typed || (session.is_none() && !enabled()) {
         return None;
     }
     let mut input = Vec::with_capacity(16 << 10);
@@ -105,19 +118,36 @@ pub fn answered() -> Option<u8> {
         .take(MAX_PAYLOAD)
         .read_to_end(&mut input)
         .ok()?;
+    // A call of an agent that `run` or `proxy` started is answered by that session's gate,
+    // which can ask the person or the editor; gone, the call is decided as any other.
+    if let Some(session) = session {
+        if let Ok(reply) = ask(Path::new(&session), None, agent, &input) {
+            return Some(said(reply));
+        }
+        if !enabled() {
+            *DECLINED.lock().unwrap_or_else(|p| p.into_inner()) = Some((input, None));
+            return None;
+        }
+    }
     let here = Identity::here(args);
-    let socket = here.as_ref().and_then(socket);
+    let socket = match here.as_ref().map(socket) {
+        Some(Ok(socket)) => Some(socket),
+        Some(Err(why)) => {
+            eprintln!(
+                "acp-gate: no resident hook server ({why}); each call is decided in its own \
+                 process (set XDG_RUNTIME_DIR to a shorter private directory, or \
+                 ACP_GATE_HOOK_RESIDENT=0 to say so)"
+            );
+            None
+        }
+        None => None,
+    };
     let reached = match (&socket, &here) {
-        (Some(socket), Some(here)) => ask(socket, here, agent, &input),
+        (Some(socket), Some(here)) => ask(socket, Some(here), agent, &input),
         _ => Err(Unanswered::Elsewhere),
     };
     match reached {
-        Ok(reply) => {
-            let _ = std::io::stdout().write_all(reply.stdout.as_bytes());
-            let _ = std::io::stdout().flush();
-            let _ = std::io::stderr().write_all(reply.stderr.as_bytes());
-            Some(reply.code)
-        }
+        Ok(reply) => Some(said(reply)),
         Err(why) => {
             let start = socket
                 .filter(|_| why == Unanswered::NoServer)
@@ -130,6 +160,14 @@ pub fn answered() -> Option<u8> {
             None
         }
     }
+}
+
+/// Says a server's `reply` as the hook process: its exit code.
+fn said(reply: HookReply) -> u8 {
+    let _ = std::io::stdout().write_all(reply.stdout.as_bytes());
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().write_all(reply.stderr.as_bytes());
+    reply.code
 }
 
 /// The input [`answered`] read and did not hand over, and the server to start when none was
@@ -165,10 +203,11 @@ struct Wire {
 }
 
 /// Hands the call `input` of `agent` to the server on `socket`, and waits for its answer,
-/// believed if the server is the one for `here`.
+/// believed if the server is this user's and, for a resident server, the one for `here` (a
+/// session's gate is the one its agent was started by: the socket its variable names).
 fn ask(
     socket: &Path,
-    here: &Identity,
+    here: Option<&Identity>,
     agent: Agent,
     input: &[u8],
 ) -> Result<HookReply, Unanswered> {
@@ -184,13 +223,12 @@ fn ask(
     }
     stream.set_write_timeout(Some(TAKEN_WITHIN)).map_err(fail)?;
     stream.set_read_timeout(Some(TAKEN_WITHIN)).map_err(fail)?;
-    let hello = format!("{HELLO} call {}\n", agent.name());
+    let hello = format!("{HELLO} call {} {}\n", agent.name(), input.len());
     stream.write_all(hello.as_bytes()).map_err(fail)?;
     stream.write_all(input).map_err(fail)?;
-    stream.shutdown(std::net::Shutdown::Write).map_err(fail)?;
-    // While it decides: whether its answer is to be believed (the call itself is no secret
-    // from the user's own processes, which can read the agent's transcript).
-    if !genuine(&stream, socket, here) {
+    // While it reads the call: whether its answer is to be believed (the call itself is no
+    // secret from the user's own processes, which can read the agent's transcript).
+    if here.is_some_and(|here| !genuine(&stream, socket, here)) {
         return Err(Unanswered::Elsewhere);
     }
     let mut taken = [0; 6];
@@ -198,7 +236,10 @@ fn ask(
     if &taken != b"taken\n" {
         return Err(Unanswered::Elsewhere);
     }
-    // Taken: the server decides it as this process would, within the same bounds.
+    // From `go` on the server decides it, as this process would, within the same bounds; it
+    // is no longer this process's to decide (unless the server dies before it answers).
+    stream.write_all(b"go\n").map_err(fail)?;
+    stream.shutdown(std::net::Shutdown::Write).map_err(fail)?;
     stream.set_read_timeout(None).map_err(fail)?;
     let mut answer = Vec::with_capacity(16 << 10);
     stream.read_to_end(&mut answer).map_err(fail)?;
@@ -210,13 +251,45 @@ fn ask(
     })
 }
 
-/// The socket of the server that answers for `here`, in the user's private directory. `None`
-/// when there is no such place.
-fn socket(here: &Identity) -> Option<PathBuf> {
-    let socket = private_dir()?.join(format!("hook-{}.sock", here.name()));
-    // A socket's path must fit in `sockaddr_un`.
-    (socket.as_os_str().len() < 100).then_some(socket)
+/// The socket of the server that answers for `here`; else why there is none.
+fn socket(here: &Identity) -> Result<PathBuf, String> {
+    socket_named(&format!("hook-{}.sock", here.name()))
 }
+
+/// A socket for a session's gate (`run`, `proxy`); else why there is none.
+pub fn session_socket() -> Result<PathBuf, String> {
+    let pid = std::process::id();
+    socket_named(&format!(
+        "session-{pid}-{}.sock",
+        crate::digest::random_hex(4)
+    ))
+}
+
+/// The socket `name` in the first of the user's private directories where its path fits in a
+/// `sockaddr_un`; else why there is none.
+fn socket_named(name: &str) -> Result<PathBuf, String> {
+    let mut tried = Vec::new();
+    for dir in places() {
+        let socket = dir.join(name);
+        if socket.as_os_str().len() > MAX_SOCKET_PATH {
+            tried.push(format!(
+                "{} is too long for a socket's path",
+                socket.display()
+            ));
+        } else if private(&dir, true) {
+            return Ok(socket);
+        } else {
+            tried.push(format!(
+                "{} is not a directory only this user can enter",
+                dir.display()
+            ));
+        }
+    }
+    Err(tried.join("; "))
+}
+
+/// The longest path a Unix socket can have (`sun_path` holds 108 bytes with its NUL).
+const MAX_SOCKET_PATH: usize = 107;
 
 /// What a server's decisions depend on besides the files it watches: the binary, the
 /// directory, the arguments, the variables acp-gate reads (and the loader's, which change what
@@ -346,22 +419,40 @@ fn read_proc(path: &Path) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-/// The directory of this user's resident servers, made if needed: `None` unless it is a
-/// directory of this user's that nobody else may enter.
-fn private_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
-        Some(runtime) if runtime.is_absolute() => runtime.join("acp-gate"),
-        _ => std::env::temp_dir().join(format!("acp-gate-{}", uid())),
-    };
-    let meta = match std::fs::symlink_metadata(&dir) {
-        Ok(meta) => meta,
-        Err(_) => {
-            let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
-            std::fs::symlink_metadata(&dir).ok()?
+/// Where this user's resident servers may listen, in order: `$XDG_RUNTIME_DIR/acp-gate`, then
+/// `acp-gate-UID` in the temporary directory and in `/tmp` (short enough for a socket's path
+/// when the others are too deep).
+fn places() -> Vec<PathBuf> {
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|runtime| runtime.is_absolute())
+        .map(|runtime| runtime.join("acp-gate"));
+    let own = format!("acp-gate-{}", uid());
+    let mut places: Vec<PathBuf> = runtime.into_iter().collect();
+    for tmp in [std::env::temp_dir(), PathBuf::from("/tmp")] {
+        let place = tmp.join(&own);
+        if !places.contains(&place) {
+            places.push(place);
         }
+    }
+    places
+}
+
+/// Whether `dir` is a directory of this user's that nobody else may enter (made so first, when
+/// `make` and it is missing).
+fn private(dir: &Path, make: bool) -> bool {
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(meta) => meta,
+        Err(_) if make => {
+            let _ = std::fs::DirBuilder::new().mode(0o700).create(dir);
+            match std::fs::symlink_metadata(dir) {
+                Ok(meta) => meta,
+                Err(_) => return false,
+            }
+        }
+        Err(_) => return false,
     };
-    let private = meta.is_dir() && meta.uid() == uid() && meta.mode() & 0o077 == 0;
-    private.then_some(dir)
+    meta.is_dir() && meta.uid() == uid() && meta.mode() & 0o077 == 0
 }
 
 fn uid() -> u32 {
@@ -552,41 +643,95 @@ impl Server {
     /// One connection: a call, or `stop`. Anything else, or a peer of another user, is
     /// dropped unanswered.
     async fn connection(&self, mut stream: tokio::net::UnixStream) -> Result<()> {
-        if peer_uid(&stream) != Some(uid()) {
+        if !this_users(&stream) {
             return Ok(());
         }
         let (reader, mut writer) = stream.split();
         let mut reader = tokio::io::BufReader::new(reader);
-        let mut hello = String::new();
-        (&mut reader).take(128).read_line(&mut hello).await?;
-        let asked = hello.trim_end().strip_prefix(HELLO).unwrap_or_default();
-        match asked.split_whitespace().collect::<Vec<_>>()[..] {
-            ["call", agent] => {
-                let Some(agent) = Agent::named(agent) else {
-                    return Ok(());
-                };
-                writer.write_all(b"taken\n").await?;
-                let mut input = Vec::new();
-                reader.take(MAX_PAYLOAD).read_to_end(&mut input).await?;
+        match incoming(&mut reader, &mut writer).await? {
+            Incoming::Call(agent, input) => {
                 let reply = self.decide(agent, &input).await;
                 self.calls.fetch_add(1, Ordering::Relaxed);
-                let wire = Wire {
-                    code: reply.code,
-                    stdout: reply.stdout,
-                    stderr: reply.stderr,
-                };
-                writer.write_all(&serde_json::to_vec(&wire)?).await?;
+                send_reply(&mut writer, reply).await?;
             }
-            ["stop"] => {
+            Incoming::Stop => {
                 let calls = self.calls.load(Ordering::Relaxed);
                 let said = serde_json::json!({ "stopped": true, "calls": calls });
                 writer.write_all(said.to_string().as_bytes()).await?;
                 self.stop.notify_one();
             }
-            _ => {}
+            Incoming::Nothing => {}
         }
         Ok(())
     }
+}
+
+/// What a connection to a server of hook calls asks, read.
+pub enum Incoming {
+    /// A call of this agent's, with its payload, taken and confirmed (`go`): the server's to
+    /// decide and answer ([`send_reply`]).
+    Call(Agent, Vec<u8>),
+    /// `acp-gate hook stop`.
+    Stop,
+    /// Nothing to answer: another user's peer, a call its client gave up on, or garbage.
+    Nothing,
+}
+
+/// Whether the peer of a server's `stream` is this user's: no other is heard.
+pub fn this_users(stream: &tokio::net::UnixStream) -> bool {
+    peer_uid(stream) == Some(uid())
+}
+
+/// Reads what the peer on `reader` (its other half `writer`) asks; a call is taken (`taken`)
+/// and waited on until its client says `go` (see [`HELLO`]).
+pub async fn incoming<R, W>(reader: &mut R, writer: &mut W) -> Result<Incoming>
+where
+    R: tokio::io::AsyncBufRead + Unpin,
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    let mut hello = String::new();
+    (&mut *reader).take(128).read_line(&mut hello).await?;
+    let asked = hello.trim_end().strip_prefix(HELLO).unwrap_or_default();
+    match asked.split_whitespace().collect::<Vec<_>>()[..] {
+        ["call", agent, length] => {
+            let (Some(agent), Ok(length)) = (Agent::named(agent), length.parse::<u64>()) else {
+                return Ok(Incoming::Nothing);
+            };
+            let mut input = Vec::new();
+            (&mut *reader)
+                .take(length.min(MAX_PAYLOAD))
+                .read_to_end(&mut input)
+                .await?;
+            if input.len() as u64 != length {
+                return Ok(Incoming::Nothing);
+            }
+            writer.write_all(b"taken\n").await?;
+            let mut go = String::new();
+            let mut limited = (&mut *reader).take(8);
+            let said = limited.read_line(&mut go);
+            match tokio::time::timeout(TAKEN_WITHIN, said).await {
+                Ok(Ok(_)) if go == "go\n" => Ok(Incoming::Call(agent, input)),
+                // The client gave up waiting and decides the call itself.
+                _ => Ok(Incoming::Nothing),
+            }
+        }
+        ["stop"] => Ok(Incoming::Stop),
+        _ => Ok(Incoming::Nothing),
+    }
+}
+
+/// Sends a call's answer to its client.
+pub async fn send_reply<W: tokio::io::AsyncWrite + Unpin>(
+    writer: &mut W,
+    reply: HookReply,
+) -> Result<()> {
+    let wire = Wire {
+        code: reply.code,
+        stdout: reply.stdout,
+        stderr: reply.stderr,
+    };
+    writer.write_all(&serde_json::to_vec(&wire)?).await?;
+    Ok(())
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -628,7 +773,7 @@ pub async fn serve(
         .and_then(|s| s.parse().ok())
         .map(Duration::from_secs)
         .unwrap_or(IDLE);
-    let signal = crate::acp::proxy::terminated();
+    let signal = crate::exit::terminated();
     tokio::pin!(signal);
     let code = loop {
         let tick = tokio::time::sleep(idle.min(Duration::from_secs(1)));
@@ -707,11 +852,19 @@ fn hold(socket: &Path, patience: Duration) -> Result<Option<std::fs::File>> {
 /// (and what ended servers left is taken away): how many were stopped, and the calls they had
 /// served.
 pub fn stop_all() -> Result<(usize, u64)> {
-    let Some(dir) = private_dir() else {
-        return Ok((0, 0));
-    };
     let (mut stopped, mut calls) = (0, 0);
-    for entry in std::fs::read_dir(&dir).with_context(|| format!("{}", dir.display()))? {
+    for dir in places().into_iter().filter(|dir| private(dir, false)) {
+        let (in_dir, served) = stop_in(&dir)?;
+        stopped += in_dir;
+        calls += served;
+    }
+    Ok((stopped, calls))
+}
+
+/// Stops the servers listening in `dir`, and takes away what ended ones left there.
+fn stop_in(dir: &Path) -> Result<(usize, u64)> {
+    let (mut stopped, mut calls) = (0, 0);
+    for entry in std::fs::read_dir(dir).with_context(|| format!("{}", dir.display()))? {
         let path = entry?.path();
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         if !(name.starts_with("hook-") && name.ends_with(".sock")) {
@@ -743,7 +896,7 @@ pub fn stop_all() -> Result<(usize, u64)> {
         }
     }
     // What ended servers left: a lock nobody holds, and an empty log.
-    for entry in std::fs::read_dir(&dir).with_context(|| format!("{}", dir.display()))? {
+    for entry in std::fs::read_dir(dir).with_context(|| format!("{}", dir.display()))? {
         let lock = entry?.path();
         let name = lock.file_name().unwrap_or_default().to_string_lossy();
         if !(name.starts_with("hook-") && name.ends_with(".lock")) {
@@ -764,6 +917,41 @@ pub fn stop_all() -> Result<(usize, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server hears a call out, but decides it only once its client says `go`: a client
+    /// that gave up first (and decides the call itself) leaves it nothing to decide.
+    #[tokio::test]
+    async fn a_call_is_the_server_s_to_decide_only_once_its_client_says_go() {
+        for go in [true, false] {
+            let (client, server) = tokio::net::UnixStream::pair().unwrap();
+            let client = tokio::spawn(async move {
+                let mut client = client;
+                let input = br#"{"tool_name": "Bash"}"#;
+                let hello = format!("{HELLO} call claude {}\n", input.len());
+                client.write_all(hello.as_bytes()).await.unwrap();
+                client.write_all(input).await.unwrap();
+                let mut taken = [0; 6];
+                client.read_exact(&mut taken).await.unwrap();
+                assert_eq!(&taken, b"taken\n");
+                if go {
+                    client.write_all(b"go\n").await.unwrap();
+                }
+                // Gone either way: said `go`, or gave up.
+            });
+            let mut server = server;
+            let (reader, mut writer) = server.split();
+            let mut reader = tokio::io::BufReader::new(reader);
+            let heard = incoming(&mut reader, &mut writer).await.unwrap();
+            client.await.unwrap();
+            match (go, heard) {
+                (true, Incoming::Call(Agent::Claude, input)) => {
+                    assert_eq!(input, br#"{"tool_name": "Bash"}"#)
+                }
+                (false, Incoming::Nothing) => {}
+                (go, _) => panic!("go = {go}: the server heard the wrong thing"),
+            }
+        }
+    }
 
     /// Every variable acp-gate's sources read is part of a server's key: a server must not
     /// answer a call made with another value of one.

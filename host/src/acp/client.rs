@@ -8,14 +8,13 @@
 //! thinking never stalls the stream.
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use agent_client_protocol::v1::schema::CancelNotification;
 use agent_client_protocol::{
-    Agent, ConnectionTo, Error, ErrorCode, RawJsonRpcId, RequestCancellation, Responder,
-    UntypedMessage,
+    Agent, ConnectionTo, Error, ErrorCode, RawJsonRpcId, Responder, UntypedMessage,
 };
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -24,8 +23,9 @@ use super::ask::{Answer as Choice, PromptChoice, Prompter};
 use super::calls::Call;
 use super::escalation::{self, Reviewed};
 use super::fs;
-use super::gate::{Answer, Asked, Gate, Judged, Reply};
+use super::gate::{self, Answer, Asked, Gate, Judged, Reply};
 use super::orchestrate::Granted;
+use super::own_hooks;
 use super::rules::{SessionRule, SessionRules};
 use super::terminal::{Spawn, Terminals};
 use crate::chain::Decision;
@@ -84,9 +84,6 @@ pub struct Client {
     prompter: Option<Prompter>,
     /// True from `session/cancel` until the next turn starts.
     cancelled: watch::Sender<bool>,
-    /// Set when acp-gate itself ended a turn (the agent switched into a mode the chain did not
-    /// allow): that turn's `cancelled` is not the user's interrupt.
-    gate_ended_turn: AtomicBool,
     terminals: Terminals,
     /// The ids of the gated requests not answered yet.
     in_flight: Mutex<HashSet<RawJsonRpcId>>,
@@ -102,7 +99,6 @@ impl Client {
             rules: Mutex::new(SessionRules::default()),
             prompter,
             cancelled: watch::channel(false).0,
-            gate_ended_turn: AtomicBool::new(false),
             terminals: Terminals::default(),
             in_flight: Mutex::default(),
             escalator: None,
@@ -149,11 +145,6 @@ impl Client {
         let _ = rx.wait_for(|cancelled| *cancelled).await;
     }
 
-    /// Whether acp-gate ended the last turn itself.
-    pub fn gate_ended_turn(&self) -> bool {
-        self.gate_ended_turn.load(Ordering::Relaxed)
-    }
-
     /// A notification from the agent: `session/update` feeds the tracker and the output; a
     /// switch of mode it reports is judged, and one the chain does not allow ends the turn.
     pub async fn on_notification(&self, message: UntypedMessage, cx: &ConnectionTo<Agent>) {
@@ -171,7 +162,6 @@ impl Client {
             return;
         };
         if !self.report(reported, "ended the turn").await {
-            self.gate_ended_turn.store(true, Ordering::Relaxed);
             self.cancel_turn();
             let session = session.unwrap_or_default().to_owned();
             let _ = cx.send_notification(CancelNotification::new(session));
@@ -231,7 +221,8 @@ impl Client {
                 // messages (a `$/cancel_request` of this one) while the chain decides.
                 let deciding = {
                     let client = client.clone();
-                    tokio::spawn(async move { client.gated(asked, cancellation).await })
+                    let withdrawn = async move { cancellation.cancelled().await };
+                    tokio::spawn(async move { client.gated(asked, withdrawn).await })
                 };
                 let result = deciding.await.unwrap_or_else(|panicked| {
                     Err(Error::internal_error().data(json!(panicked.to_string())))
@@ -299,8 +290,40 @@ impl Client {
     }
 
     /// A permission request or gated call: judged, settled, recorded, then answered (and, for
-    /// an allowed call, carried out).
-    async fn gated(&self, asked: Asked, cancellation: RequestCancellation) -> Result<Value, Error> {
+    /// an allowed call, carried out). A permission request for a tool call the agent's own hook
+    /// brought already gets the answer the hook got ([`Gate::hook_answer`]).
+    async fn gated(
+        &self,
+        asked: Asked,
+        withdrawn: impl Future<Output = ()>,
+    ) -> Result<Value, Error> {
+        if let Asked::Permission { params, .. } = &asked
+            && let Some(allowed) = self.gate.hook_answer(params).await
+        {
+            return Ok(gate::outcome_by_kind(params, allowed));
+        }
+        self.decided(asked, withdrawn).await.0
+    }
+
+    /// A tool call the agent's own hook brought (see [`super::own_hooks`]): its permission
+    /// request decided as the agent's would be; whether it was let through, with the chain's
+    /// verdict and reasons.
+    pub async fn hooked(&self, mut asked: Asked) -> (bool, Verdict, Vec<String>) {
+        // Recorded under the session `run` opened (the agent's own id for it may differ).
+        if let Asked::Permission { params, .. } = &mut asked {
+            params["sessionId"] = self.ctx().session_id.into();
+        }
+        let (result, judged) = self.decided(asked, std::future::pending()).await;
+        let allowed = result.as_ref().is_ok_and(own_hooks::allowed);
+        (allowed, judged.decision.outcome, judged.decision.reasons)
+    }
+
+    /// [`Client::gated`], its decision made here: the answer, and the request as judged.
+    async fn decided(
+        &self,
+        asked: Asked,
+        withdrawn: impl Future<Output = ()>,
+    ) -> (Result<Value, Error>, Judged) {
         let ctx = self.ctx();
         // Where a file call's path led when the request arrived, to check again before acting.
         let target = match &asked {
@@ -313,7 +336,7 @@ impl Client {
         // The agent may withdraw its request (`$/cancel_request`): it is answered `cancelled`.
         let (answer, by) = tokio::select! {
             biased;
-            () = cancellation.cancelled() => (Answer::Cancelled, ResolvedBy::Cancelled),
+            () = withdrawn => (Answer::Cancelled, ResolvedBy::Cancelled),
             settled = self.answer(&judged) => settled,
         };
         let answer = match (answer, &target) {
@@ -325,7 +348,7 @@ impl Client {
             }
             (answer, _) => answer,
         };
-        match self.gate.conclude(&judged, answer, by) {
+        let result = match self.gate.conclude(&judged, answer, by) {
             Reply::Outcome(value) => Ok(value),
             Reply::Error(error) => Err(error),
             Reply::Proceed => {
@@ -334,7 +357,8 @@ impl Client {
                 };
                 self.carry_out(call, &judged, target.map(|(_, decided)| decided))
             }
-        }
+        };
+        (result, judged)
     }
 
     /// The settled answer, in the agent's terms, and who gave it.
@@ -537,7 +561,22 @@ impl Client {
     ) -> Result<Value, Error> {
         let done = match (call, target) {
             (Call::Read { line, limit, .. }, Some(target)) => {
-                fs::read(&target, *line, *limit).map(|content| json!({ "content": content }))
+                match fs::read(&target, *line, *limit) {
+                    // A file the agent is about to create, read first (Gemini CLI reads every
+                    // file it writes): empty, as an editor's new buffer is. Outside the
+                    // workspace a missing file is not found.
+                    Err(error)
+                        if missing(&error)
+                            && judged
+                                .request
+                                .workspace_roots
+                                .iter()
+                                .any(|root| inside(&target, root)) =>
+                    {
+                        Ok(json!({ "content": "" }))
+                    }
+                    read => read.map(|content| json!({ "content": content })),
+                }
             }
             (Call::Write { content, .. }, Some(target)) => {
                 fs::write(&target, content).map(|()| json!({}))
@@ -566,17 +605,23 @@ impl Client {
             }
         };
         done.map_err(|error| {
-            let code = if error.chain().any(|e| {
-                e.downcast_ref::<std::io::Error>()
-                    .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
-            }) {
-                NOT_FOUND
-            } else {
-                -32603
-            };
+            let code = if missing(&error) { NOT_FOUND } else { -32603 };
             Error::new(ErrorCode::from(code), format!("{error:#}"))
         })
     }
+}
+
+/// Whether the resolved path `target` is inside the workspace root `root` (resolved too).
+fn inside(target: &std::path::Path, root: &std::path::Path) -> bool {
+    target.starts_with(root.canonicalize().as_deref().unwrap_or(root))
+}
+
+/// Whether `error` is a file that is not there.
+fn missing(error: &anyhow::Error) -> bool {
+    error.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    })
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -6,12 +6,14 @@
 //! `proxy` holds asks for the editor, forwards and cancels; `hook` answers in the agent's own
 //! hook output (it records with [`Gate::record`] and replies in its own terms).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use agent_client_protocol::{Error, ErrorCode};
 use anyhow::Result;
 use serde_json::{Value, json};
+use tokio::sync::watch;
 
 use super::calls::{self, Call};
 use super::orchestrate::Orchestration;
@@ -263,6 +265,42 @@ pub struct Gate {
     /// `run`'s named session, escalations and grants; a hook's escalations, kept from its
     /// first one on ([`Gate::keep_escalations`]).
     orchestration: OnceLock<Orchestration>,
+    /// The tool calls the agent's own hooks brought to this session's gate, by id: whether
+    /// each was let through (`None` while it is being decided). The same call brought again
+    /// (by a second hook, or by the agent's permission request once its hook let it on) gets
+    /// that answer, with no second decision and no second audit line.
+    hooked: Mutex<HashMap<String, watch::Receiver<Option<bool>>>>,
+    /// Set when the agent's own hooks bring every call of the session to this gate, in any
+    /// mode (`run` and `proxy` give them to the adapters they know): a mode in which the agent
+    /// stops asking hides nothing.
+    sees_every_call: AtomicBool,
+}
+
+/// What the gate knows of a tool call the agent's hooks bring.
+pub enum Hooked {
+    /// Not seen before: the caller decides it, and settles the ticket with the answer.
+    First(HookTicket),
+    /// Seen: whether it was let through (waited for while it was being decided).
+    Answered(bool),
+}
+
+/// The promise to settle a hooked tool call: a ticket dropped unsettled refuses it.
+pub struct HookTicket(Option<watch::Sender<Option<bool>>>);
+
+impl HookTicket {
+    pub fn settle(mut self, allowed: bool) {
+        if let Some(sender) = self.0.take() {
+            sender.send_replace(Some(allowed));
+        }
+    }
+}
+
+impl Drop for HookTicket {
+    fn drop(&mut self) {
+        if let Some(sender) = self.0.take() {
+            sender.send_replace(Some(false));
+        }
+    }
 }
 
 impl Gate {
@@ -280,7 +318,15 @@ impl Gate {
             unrecorded: AtomicBool::new(false),
             ungated: AtomicBool::new(false),
             orchestration: OnceLock::new(),
+            hooked: Mutex::default(),
+            sees_every_call: AtomicBool::new(false),
         }
+    }
+
+    /// From now on, every call of the session reaches the gate through the agent's own hooks,
+    /// whatever mode the agent is in.
+    pub fn sees_every_call(&self) {
+        self.sees_every_call.store(true, Ordering::Relaxed);
     }
 
     /// The gate of a `run` whose escalations are kept, and grants given, for an orchestrator.
@@ -324,12 +370,7 @@ impl Gate {
     /// count, however long the decision waits.
     pub fn read(&self, method: &str, params: Value) -> Option<Asked> {
         if method == PERMISSION {
-            let earlier = params
-                .pointer("/toolCall/toolCallId")
-                .or_else(|| params.pointer("/subject/toolCall/toolCallId"))
-                .or_else(|| params.pointer("/subject/toolCallId"))
-                .and_then(Value::as_str)
-                .and_then(|id| lock(&self.tracker).get(id));
+            let earlier = tool_call_id(&params).and_then(|id| lock(&self.tracker).get(id));
             return Some(Asked::Permission { params, earlier });
         }
         let call = Call::parse(method, &params)?;
@@ -377,6 +418,9 @@ impl Gate {
             Asked::Unreadable { .. } => return self.refuse_unreadable(asked, ctx),
         };
         let mut decision = self.chain.decide(&request).await;
+        if matches!(asked, Asked::Switch(_)) {
+            self.through_hooks(&mut decision);
+        }
         if let Some(kind) = request.unknown_subject()
             && decision.outcome != Verdict::Deny
         {
@@ -392,6 +436,34 @@ impl Gate {
             request,
             decision,
             escalated_as: OnceLock::new(),
+        }
+    }
+
+    /// A switch into a mode in which the agent stops asking, asked about only by the built-in
+    /// handlers (whose question is that acp-gate would see no more requests), when the agent's
+    /// own hooks bring every call to the gate in any mode: nothing is hidden, so it goes on.
+    /// A handler of an org, project or user that asks or denies still counts.
+    fn through_hooks(&self, decision: &mut Decision) {
+        let asked_by: Vec<&crate::chain::HandlerTrace> = decision
+            .handlers
+            .iter()
+            .filter(|h| h.verdict == Verdict::Ask)
+            .collect();
+        let only_builtins = !asked_by.is_empty()
+            && asked_by
+                .iter()
+                .all(|h| h.tier == crate::config::Tier::Builtin);
+        if self.sees_every_call.load(Ordering::Relaxed)
+            && decision.outcome == Verdict::Ask
+            && !decision.by_default
+            && only_builtins
+        {
+            decision.outcome = Verdict::Allow;
+            decision.reasons.push(
+                "acp-gate is the agent's own hook in this session and decides each of its calls \
+                 in any mode: the switch hides nothing"
+                    .to_owned(),
+            );
         }
     }
 
@@ -521,6 +593,31 @@ impl Gate {
         }
     }
 
+    /// A tool call (`id`) one of the agent's own hooks brings: the first time, a ticket to
+    /// decide it with; after that, the answer it got.
+    pub async fn hooked(&self, id: &str) -> Hooked {
+        let known = {
+            let mut hooked = lock(&self.hooked);
+            match hooked.get(id) {
+                Some(known) => known.clone(),
+                None => {
+                    let (sender, receiver) = watch::channel(None);
+                    hooked.insert(id.to_owned(), receiver);
+                    return Hooked::First(HookTicket(Some(sender)));
+                }
+            }
+        };
+        Hooked::Answered(settled(known).await)
+    }
+
+    /// How the tool call a permission request `params` asks about was answered when the
+    /// agent's hook brought it, if it did (waited for while it is being decided).
+    pub async fn hook_answer(&self, params: &Value) -> Option<bool> {
+        let id = tool_call_id(params)?;
+        let known = lock(&self.hooked).get(id).cloned()?;
+        Some(settled(known).await)
+    }
+
     pub fn escalations(&self) -> usize {
         self.tally.escalated.load(Ordering::Relaxed)
     }
@@ -548,6 +645,44 @@ impl Gate {
             exit::UNRECORDED
         ));
         exit::UNRECORDED
+    }
+}
+
+/// The answer a hooked tool call got, once it has one (a refusal if its decider went away).
+async fn settled(mut known: watch::Receiver<Option<bool>>) -> bool {
+    let _ = known.wait_for(Option::is_some).await;
+    let answer = *known.borrow();
+    answer.unwrap_or(false)
+}
+
+/// The id of the tool call a permission request's `params` ask about (v1, or a v2 subject).
+pub fn tool_call_id(params: &Value) -> Option<&str> {
+    params
+        .pointer("/toolCall/toolCallId")
+        .or_else(|| params.pointer("/subject/toolCall/toolCallId"))
+        .or_else(|| params.pointer("/subject/toolCallId"))
+        .and_then(Value::as_str)
+        .filter(|id| !id.is_empty())
+}
+
+/// The outcome of a permission request whose answer is known already: its first offered
+/// option of the kind that allows (`allowed`) or rejects, once before always; `cancelled`
+/// when none is offered.
+pub fn outcome_by_kind(params: &Value, allowed: bool) -> Value {
+    let kinds: [&str; 2] = match allowed {
+        true => ["allow_once", "allow_always"],
+        false => ["reject_once", "reject_always"],
+    };
+    let options = params.get("options").and_then(Value::as_array);
+    let chosen = kinds.iter().find_map(|kind| {
+        options?
+            .iter()
+            .find(|o| o.get("kind").and_then(Value::as_str) == Some(kind))?
+            .get("optionId")
+    });
+    match chosen {
+        Some(id) => json!({ "outcome": { "outcome": "selected", "optionId": id } }),
+        None => json!({ "outcome": { "outcome": "cancelled" } }),
     }
 }
 

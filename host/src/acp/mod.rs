@@ -9,8 +9,9 @@
 //! the person at the terminal ([`ask`]), or, with nobody to ask, rejected and escalated (to a
 //! review service, where a reviewer may decide while it waits: [`escalation`]); acp-gate
 //! itself carries out the `fs` ([`fs`]) and `terminal` ([`terminal`]) calls it allowed, and keeps
-//! its named session, escalations and grants for an orchestrator ([`orchestrate`]). What either
-//! front end shows goes through [`output`].
+//! its named session, escalations and grants for an orchestrator ([`orchestrate`]). An adapter
+//! that runs some calls without asking gets acp-gate as its own hook for the session
+//! ([`own_hooks`]). What either front end shows goes through [`output`].
 
 pub mod ask;
 pub mod calls;
@@ -21,6 +22,7 @@ pub mod fs;
 pub mod gate;
 pub mod orchestrate;
 pub mod output;
+pub mod own_hooks;
 pub mod proxy;
 pub mod rules;
 pub mod session;

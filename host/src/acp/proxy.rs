@@ -32,7 +32,7 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use agent_client_protocol::Error;
@@ -41,11 +41,12 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::runtime::Handle;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 
 use super::conductor::{self, Spelling};
 use super::escalation;
-use super::gate::{Answer, Asked, Gate, Judged, Reply};
+use super::gate::{self, Answer, Asked, Gate, Judged, Reply};
+use super::own_hooks::{self, OwnHooks};
 use super::session::{PROTOCOLS, speaks};
 use super::stream::{Sink, relay_lines};
 use crate::exit;
@@ -80,8 +81,14 @@ pub async fn serve(
         return serve_in_chain(gate, escalator, workspace).await;
     }
     super::session::check_command(agent).map_err(anyhow::Error::msg)?;
-    let mut child = Command::new(&agent[0])
-        .args(&agent[1..])
+    // An adapter that decides some calls itself gets acp-gate as its hook for the session.
+    let own_hooks = OwnHooks::listen(agent)?.map(Arc::new);
+    let argv = own_hooks
+        .as_ref()
+        .map_or_else(|| agent.to_vec(), |own| own.argv(agent));
+    let mut child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .envs(own_hooks.as_ref().map(|own| own.env()).unwrap_or_default())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -99,6 +106,27 @@ pub async fn serve(
     let agent = Arc::new(Sink::new(agent_in));
     let successor = Successor::Process;
     let proxy = Proxy::new(gate, escalator, workspace, editor, agent, successor);
+    if let Some(own) = &own_hooks {
+        let _ = proxy.own_hooks.set(own.clone());
+        if own.sees_every_mode() {
+            proxy.gate.sees_every_call();
+        }
+        // Weakly: the proxy holds the hooks, which must not keep it alive.
+        let proxy = Arc::downgrade(&proxy);
+        own.serve(Arc::new(move |agent, input| {
+            let proxy = proxy.clone();
+            Box::pin(async move {
+                let Some(proxy) = proxy.upgrade() else {
+                    return crate::hook::reply::block(
+                        crate::hook::reply::Shape::before_tool(agent),
+                        "the session is over",
+                    );
+                };
+                let gate = &proxy.gate;
+                own_hooks::answer(gate, agent, &input, |asked| proxy.hooked(asked)).await
+            })
+        }));
+    }
     let from_editor = tokio::task::spawn_blocking({
         let proxy = proxy.clone();
         move || proxy.relay_editor(std::io::stdin().lock())
@@ -147,7 +175,7 @@ pub async fn serve(
             proxy.editor.close();
             code
         }
-        signal = terminated() => signal,
+        signal = exit::terminated() => signal,
     };
     stop_group(group, &mut exited).await;
     Ok(proxy.exit_code(code))
@@ -172,7 +200,7 @@ async fn serve_in_chain(
     });
     let code = tokio::select! {
         _ = relay => exit::OK,
-        signal = terminated() => signal,
+        signal = exit::terminated() => signal,
     };
     proxy.editor.close();
     Ok(proxy.exit_code(code))
@@ -245,6 +273,10 @@ struct Proxy {
     to_successor: Mutex<HashSet<String>>,
     /// Where decisions run.
     runtime: Handle,
+    /// The agent's own hooks for its sessions, when it has them (see [`own_hooks`]).
+    own_hooks: OnceLock<Arc<OwnHooks>>,
+    /// The hook calls decided as permission requests, waiting for their answer, by own id.
+    hook_waiters: Mutex<HashMap<String, oneshot::Sender<Reply>>>,
 }
 
 /// Who is behind acp-gate: the agent it started, or the rest of a conductor's chain.
@@ -287,6 +319,8 @@ impl Proxy {
             successor,
             to_successor: Mutex::default(),
             runtime: Handle::current(),
+            own_hooks: OnceLock::new(),
+            hook_waiters: Mutex::default(),
         })
     }
 }
@@ -296,6 +330,8 @@ impl Proxy {
 enum Side {
     Editor,
     Agent,
+    /// One of the agent's own hooks (see [`own_hooks`]), asking as the agent would.
+    Hook,
 }
 
 /// The parts of a JSON-RPC message the proxy routes by. Duplicate keys are an error (an
@@ -353,8 +389,27 @@ impl Proxy {
     /// A message of the editor's: gated, or noted, and queued for the agent when it goes on.
     /// Always false: what the agent gets is queued here, framed for the successor.
     fn editor_to_agent(self: &Arc<Self>, text: &str, envelope: &Envelope<'_>) -> bool {
-        if self.from_editor(text, envelope) {
-            self.push_to_agent(text, envelope);
+        if !self.from_editor(text, envelope) {
+            return false;
+        }
+        let opens = matches!(
+            envelope.method.as_deref(),
+            Some("session/new" | "session/load" | "session/resume")
+        );
+        match self.own_hooks.get().filter(|_| opens) {
+            // The session's Claude Code gets acp-gate as its hook.
+            Some(own) => {
+                let mut message: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+                if let Some(params) = message.get_mut("params") {
+                    own.open_session(params);
+                }
+                let line = message.to_string();
+                match serde_json::from_str::<Envelope<'_>>(&line) {
+                    Ok(opened) => self.push_to_agent(&line, &opened),
+                    Err(_) => self.push_to_agent(text, envelope),
+                }
+            }
+            None => self.push_to_agent(text, envelope),
         }
         false
     }
@@ -828,8 +883,59 @@ impl Proxy {
     /// Runs the chain on a gated request, then answers, forwards or asks. The answer is
     /// written from this task, which may block it: the runtime is told so.
     async fn decide(&self, gated: Gated) {
+        // A tool call the agent's own hook brought already: the answer it got.
+        if let Asked::Permission { params, .. } = &gated.asked
+            && gated.origin == Side::Agent
+            && let Some(allowed) = self.gate.hook_answer(params).await
+        {
+            let reply = Reply::Outcome(gate::outcome_by_kind(params, allowed));
+            return tokio::task::block_in_place(|| self.answer(gated.origin, &gated.id, reply));
+        }
         let judged = self.gate.judge(gated.asked.clone(), &gated.ctx).await;
         tokio::task::block_in_place(|| self.conclude(gated, judged));
+    }
+
+    /// A tool call the agent's own hook brought (see [`own_hooks`]): its permission request
+    /// decided as the agent's would be (an ask goes to the editor, then a reviewer); whether it
+    /// was let through, with the chain's verdict and reasons.
+    async fn hooked(self: &Arc<Self>, mut asked: Asked) -> (bool, Verdict, Vec<String>) {
+        let Asked::Permission { params, .. } = &mut asked else {
+            unreachable!("a hook call is asked as a permission request")
+        };
+        // The agent's own id for its session may not be the one the editor knows: with one
+        // session open, it is that one.
+        let known = |id: &str| lock(&self.sessions).contains_key(id);
+        let named = params["sessionId"].as_str().unwrap_or_default().to_owned();
+        if !known(&named) {
+            let sessions = lock(&self.sessions);
+            if let [only] = sessions.keys().collect::<Vec<_>>()[..] {
+                params["sessionId"] = only.clone().into();
+            }
+        }
+        let params = &*params;
+        let own_id = format!(
+            "{OWN_ID_PREFIX}hook-{}",
+            self.next_id.fetch_add(1, Ordering::Relaxed)
+        );
+        let message = json!({"jsonrpc": "2.0", "id": own_id, "method": "session/request_permission", "params": params});
+        let line = message.to_string();
+        let (sender, answered) = oneshot::channel();
+        lock(&self.hook_waiters).insert(json!(own_id).to_string(), sender);
+        let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(&line) else {
+            unreachable!("acp-gate's own message is one JSON-RPC message")
+        };
+        let Some(id) = envelope.id else {
+            unreachable!("acp-gate's own request has an id")
+        };
+        let gated = self.gated_as(Side::Hook, id, &envelope, &line, asked.clone());
+        let judged = self.gate.judge(asked, &gated.ctx).await;
+        let (verdict, reasons) = (judged.decision.outcome, judged.decision.reasons.clone());
+        tokio::task::block_in_place(|| self.conclude(gated, judged));
+        let allowed = match answered.await {
+            Ok(Reply::Outcome(outcome)) => own_hooks::allowed(&outcome),
+            _ => false,
+        };
+        (allowed, verdict, reasons)
     }
 
     /// What a decision leads to, once made.
@@ -859,7 +965,7 @@ impl Proxy {
             (_, false) => {
                 let answer = Answer::by_chain(&judged.request, &judged.decision);
                 let reply = self.gate.conclude(&judged, answer, ResolvedBy::Chain);
-                self.answer(Side::Agent, &gated.id, reply);
+                self.answer(gated.origin, &gated.id, reply);
             }
             (verdict, true) => {
                 let answer = match verdict {
@@ -1045,6 +1151,15 @@ impl Proxy {
                 &self.agent
             }
             Side::Editor => &self.editor,
+            Side::Hook => {
+                if let Some(waiter) = lock(&self.hook_waiters).remove(id.get()) {
+                    let _ = waiter.send(match message.get("result") {
+                        Some(result) => Reply::Outcome(result.clone()),
+                        None => Reply::Error(Error::request_cancelled()),
+                    });
+                }
+                return;
+            }
         };
         let _ = to.send(&message.to_string());
     }
@@ -1140,23 +1255,6 @@ fn own_ask(own_id: &str, gated: &Gated, judged: &Judged, version: u64) -> Value 
     };
     annotate_title(&mut params, judged);
     params
-}
-
-/// SIGINT, SIGTERM or SIGHUP: the exit code (128 + the signal).
-pub async fn terminated() -> u8 {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = int.recv() => exit::INTERRUPTED,
-        _ = term.recv() => exit::TERMINATED,
-        _ = hup.recv() => exit::HANGUP,
-    }
 }
 
 /// Stops the agent's process group: the agent, if it still runs, and what it left running.

@@ -22,6 +22,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::ask::LineInput;
 use super::client::Client;
+use super::own_hooks::{self, OwnHooks};
 use crate::exit;
 
 /// Where the prompts come from.
@@ -100,7 +101,32 @@ pub async fn run_session(client: Arc<Client>, spec: SessionSpec) -> u8 {
     let (broken_tx, broken_rx) = watch::channel(None::<String>);
     let broken_tx = Arc::new(broken_tx);
 
-    let config = AcpAgentConfig::new(&spec.agent[0]).args(spec.agent[1..].iter().cloned());
+    // An adapter that decides some calls itself gets acp-gate as its hook for the session.
+    let own_hooks = match OwnHooks::listen(&spec.agent) {
+        Ok(own_hooks) => own_hooks.map(Arc::new),
+        Err(error) => {
+            client.gate.output.error(&format!("{error:#}"));
+            return exit::ERROR;
+        }
+    };
+    let argv = own_hooks
+        .as_ref()
+        .map_or_else(|| spec.agent.clone(), |own| own.argv(&spec.agent));
+    let mut config = AcpAgentConfig::new(&argv[0]).args(argv[1..].iter().cloned());
+    if let Some(own) = &own_hooks {
+        config = config.envs(own.env());
+        if own.sees_every_mode() {
+            client.gate.sees_every_call();
+        }
+        let client = client.clone();
+        own.serve(Arc::new(move |agent, input| {
+            let client = client.clone();
+            Box::pin(async move {
+                let gate = &client.gate;
+                own_hooks::answer(gate, agent, &input, |asked| client.hooked(asked)).await
+            })
+        }));
+    }
     let agent = AcpAgent::new(config).with_debug({
         let client = client.clone();
         move |line, direction| match direction {
@@ -141,8 +167,11 @@ pub async fn run_session(client: Arc<Client>, spec: SessionSpec) -> u8 {
         )
         .connect_with(agent, {
             let (client, phase) = (client.clone(), phase.clone());
+            let own_hooks = own_hooks.clone();
             async move |cx: ConnectionTo<Agent>| {
-                let code = match drive(&cx, &client, spec, &phase, broken_rx).await {
+                let code = match drive(&cx, &client, spec, own_hooks.as_deref(), &phase, broken_rx)
+                    .await
+                {
                     Ok(code) => code,
                     Err(Stop::Agent(message)) => {
                         client.gate.output.error(&message);
@@ -188,6 +217,7 @@ async fn drive(
     cx: &ConnectionTo<Agent>,
     client: &Client,
     spec: SessionSpec,
+    own_hooks: Option<&OwnHooks>,
     phase: &Mutex<Phase>,
     mut broken: watch::Receiver<Option<String>>,
 ) -> Result<u8, Stop> {
@@ -262,13 +292,16 @@ async fn drive(
         }
         (None, _) => None,
     };
-    let (method, params) = match resume {
+    let (method, mut params) = match resume {
         None => ("session/new", json!({ "cwd": workspace, "mcpServers": [] })),
         Some((method, session)) => (
             method,
             json!({ "sessionId": session, "cwd": workspace, "mcpServers": [] }),
         ),
     };
+    if let Some(own_hooks) = own_hooks {
+        own_hooks.open_session(&mut params);
+    }
     let session = setup_step(
         Phase::NewSession,
         method,
@@ -303,8 +336,11 @@ async fn drive(
     match spec.prompts {
         Prompts::Once(text) => {
             set_phase(Phase::Turn);
-            let stop = turn(cx, client, &session_id, text, &mut broken, &mut interrupts).await?;
-            if stop == "cancelled" && !client.gate_ended_turn() {
+            let ended = turn(cx, client, &session_id, text, &mut broken, &mut interrupts).await?;
+            // Only the user's Ctrl-C makes a cancelled turn an interrupted run: an agent that
+            // cancels its own turn after a refusal (Codex's adapter does), or a turn acp-gate
+            // ended, is a turn that ended.
+            if ended.interrupted && ended.stop == "cancelled" {
                 return Ok(exit::INTERRUPTED);
             }
         }
@@ -372,8 +408,14 @@ async fn drive(
     })
 }
 
-/// One prompt turn; returns the stop reason. The first Ctrl-C sends `session/cancel` (pending
-/// permission requests are answered `cancelled`), the second ends the run.
+/// How a turn ended: the agent's stop reason, and whether the user interrupted it.
+struct Ended {
+    stop: String,
+    interrupted: bool,
+}
+
+/// One prompt turn. The first Ctrl-C sends `session/cancel` (pending permission requests are
+/// answered `cancelled`), the second ends the run.
 async fn turn(
     cx: &ConnectionTo<Agent>,
     client: &Client,
@@ -381,7 +423,7 @@ async fn turn(
     text: String,
     broken: &mut watch::Receiver<Option<String>>,
     interrupts: &mut mpsc::UnboundedReceiver<()>,
-) -> Result<String, Stop> {
+) -> Result<Ended, Stop> {
     client.begin_turn();
     let prompt = json!({
         "sessionId": session_id,
@@ -417,7 +459,10 @@ async fn turn(
                 other => other.map_or_else(|| "(none)".to_owned(), Value::to_string),
             };
             client.gate.output.stop(&stop);
-            Ok(stop)
+            Ok(Ended {
+                stop,
+                interrupted: cancelling,
+            })
         }
         Err(error) => Err(failure(Phase::Turn, "session/prompt", &error)),
     }

@@ -22,5 +22,9 @@ scripts/install-test-services.sh
 # then refuses the lock file as out of sync.
 (cd tests/agents && npm install --no-audit --no-fund --loglevel=error)
 
+# The real agents acp-gate gates (tests/real_agents/): Claude Code, Codex, Gemini CLI and Copilot
+# CLI, and Claude Code's and Codex's ACP adapters, at the versions tests/agent-clis pins.
+(cd tests/agent-clis && npm install --no-audit --no-fund --loglevel=error)
+
 cargo test --manifest-path plugins/Cargo.toml --workspace
 cargo test --workspace

@@ -18,6 +18,7 @@ mod policy_rules;
 mod prepared;
 mod protocol;
 mod proxy;
+mod real_agents;
 mod resident;
 mod run;
 mod sandbox;

@@ -108,24 +108,8 @@ impl Decider {
         } = self;
         let call = match received.call {
             Ok(call) => call,
-            Err(why) => {
-                let shape = shape_of(agent, &received.payload, transport);
-                // Recorded as what it stands for: a permission request, unreadable.
-                let asked = Asked::Unreadable {
-                    method: "session/request_permission".to_owned(),
-                    params: received.payload,
-                    why: format!("{}'s hook input: {why}", agent.title()),
-                };
-                let ctx = SessionContext::for_workspace("", workspace);
-                let judged = gate.judge(asked, &ctx).await;
-                let denied = Answer::Denied { message: None };
-                if gate.record(&judged, &denied, ResolvedBy::Chain).is_none() {
-                    return reply::block(
-                        shape,
-                        "its decision could not be recorded in the audit log",
-                    );
-                }
-                return reply::block(shape, &why);
+            Err(_) => {
+                return refuse_unreadable(gate, agent, transport, received, workspace).await;
             }
         };
         let shape = Shape {
@@ -144,6 +128,31 @@ impl Decider {
         }
         reply::answer(shape, &decide::settle(gate, &call, judgement))
     }
+}
+
+/// Refuses a hook call of `agent`'s that could not be read, and records it as what it stands
+/// for: a permission request, unreadable.
+pub async fn refuse_unreadable(
+    gate: &Gate,
+    agent: Agent,
+    transport: Transport,
+    received: Received,
+    workspace: &Path,
+) -> HookReply {
+    let shape = shape_of(agent, &received.payload, transport);
+    let why = received.call.err().unwrap_or_default();
+    let asked = Asked::Unreadable {
+        method: "session/request_permission".to_owned(),
+        params: received.payload,
+        why: format!("{}'s hook input: {why}", agent.title()),
+    };
+    let ctx = SessionContext::for_workspace("", workspace);
+    let judged = gate.judge(asked, &ctx).await;
+    let denied = Answer::Denied { message: None };
+    if gate.record(&judged, &denied, ResolvedBy::Chain).is_none() {
+        return reply::block(shape, "its decision could not be recorded in the audit log");
+    }
+    reply::block(shape, &why)
 }
 
 /// Answers the hook call `input` (the payload as the agent sent it) in a process of its own,

@@ -536,6 +536,64 @@ fn install_keeps_every_other_setting_and_hook_and_uninstall_takes_out_exactly_it
     assert!(String::from_utf8_lossy(&output.stdout).contains("nothing to take out"));
 }
 
+/// Every file and directory of the agents' settings as it is under `home` (acp-gate's own
+/// state left out), with its text.
+fn settings_tree(home: &std::path::Path) -> Vec<(String, Option<String>)> {
+    let mut found = Vec::new();
+    let mut dirs = vec![home.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let shown = path.strip_prefix(home).unwrap().display().to_string();
+            if shown.starts_with(".local/state") || shown == ".local" {
+                continue;
+            }
+            if path.is_dir() {
+                found.push((shown, None));
+                dirs.push(path);
+            } else {
+                found.push((shown, Some(std::fs::read_to_string(&path).unwrap())));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn install_then_uninstall_leaves_every_agent_s_settings_as_they_were_absent_files_absent() {
+    for agent in ["claude", "codex", "gemini", "copilot"] {
+        // Nothing there before; then settings of the user's own beside which it goes.
+        for before in [None, Some(agent)] {
+            let sandbox = Sandbox::new();
+            if before.is_some() {
+                let (file, text) = match agent {
+                    "claude" => (".claude/settings.json", "{\n  \"model\": \"opus\"\n}\n"),
+                    "codex" => (".codex/config.toml", "model = \"gpt-5.5\" # mine\n"),
+                    "gemini" => (".gemini/settings.json", "{\"ui\": {\"theme\": \"x\"}}\n"),
+                    _ => (".copilot/config.json", "{}\n"),
+                };
+                sandbox.write(&format!("home/{file}"), text);
+            }
+            let original = settings_tree(&sandbox.home);
+            let output = install(&sandbox, &["install", agent]);
+            assert!(output.status.success(), "{agent}: {}", stderr(&output));
+            assert_ne!(
+                settings_tree(&sandbox.home),
+                original,
+                "{agent}: nothing installed"
+            );
+            let output = install(&sandbox, &["uninstall", agent]);
+            assert!(output.status.success(), "{agent}: {}", stderr(&output));
+            assert_eq!(
+                settings_tree(&sandbox.home),
+                original,
+                "{agent}: uninstall did not leave the settings as they were"
+            );
+        }
+    }
+}
+
 #[test]
 fn codex_config_keeps_its_comments_and_other_hooks() {
     let sandbox = Sandbox::new();

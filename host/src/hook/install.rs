@@ -52,6 +52,8 @@ pub struct Plan {
     /// Whether the file goes (an uninstall that leaves nothing in a file install made, or in
     /// Copilot's file of acp-gate's own), with the directories install made for it.
     pub remove: bool,
+    /// Whether it puts acp-gate's entry in (its text before is kept, to undo exactly).
+    installs: bool,
     /// What the user should know about this agent's hooks.
     pub notes: Vec<String>,
 }
@@ -62,34 +64,41 @@ impl Plan {
     }
 
     /// Writes the file (through a temporary file renamed over it, keeping its permissions;
-    /// through a symbolic link to where it points), or removes it. What install creates (the
-    /// file, its directories) is noted in the state directory, so that uninstall leaves
-    /// absent what was absent.
+    /// through a symbolic link to where it points), or removes it. What install created (the
+    /// file, its directories) and a changed file's text before it are noted in the state
+    /// directory ([`Made`]), so that uninstall leaves everything as it was.
     pub fn write(&self) -> Result<()> {
         let path = std::fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone());
         let mut made = Made::open()?;
+        if !self.installs {
+            made.originals.remove(&self.path);
+        }
         if self.remove {
             std::fs::remove_file(&path)
                 .with_context(|| format!("cannot remove {}", path.display()))?;
-            made.forget(&self.path);
+            made.created.retain(|p| *p != self.path);
             // Directories install made, emptied: from the deepest up.
             for dir in self.path.ancestors().skip(1) {
-                if !made.contains(dir) || std::fs::remove_dir(dir).is_err() {
+                if !made.created.iter().any(|p| p == dir) || std::fs::remove_dir(dir).is_err() {
                     break;
                 }
-                made.forget(dir);
+                made.created.retain(|p| p != dir);
             }
             return made.save();
         }
-        let created = !path.exists();
-        if created {
+        if !path.exists() {
             // The file and each directory above it that is not there yet.
-            let missing: Vec<&Path> = self
-                .path
-                .ancestors()
-                .take_while(|dir| !dir.exists())
-                .collect();
-            made.note(missing);
+            let missing = self.path.ancestors().take_while(|dir| !dir.exists());
+            for missing in missing {
+                if !made.created.iter().any(|p| p == missing) {
+                    made.created.push(missing.to_path_buf());
+                }
+            }
+        } else if self.installs {
+            // The text before the first install (a second one only points the entry elsewhere).
+            made.originals
+                .entry(self.path.clone())
+                .or_insert_with(|| self.before.clone());
         }
         let mode = std::fs::metadata(&path).ok().map(|m| m.permissions());
         crate::state::write_atomically(&path, self.after.as_bytes())?;
@@ -97,47 +106,35 @@ impl Plan {
             std::fs::set_permissions(&path, mode)
                 .with_context(|| format!("{}: cannot keep its permissions", path.display()))?;
         }
-        if created { made.save() } else { Ok(()) }
+        made.save()
     }
 }
 
-/// The settings files and directories `hook install` created: `hook-installs.json` in the
-/// state directory.
+/// What `hook install` changed, to undo exactly: the settings files and directories it created,
+/// and the text of each file it added to before it did (`hook-installs.json` in the state
+/// directory).
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 struct Made {
+    #[serde(skip)]
     path: PathBuf,
-    paths: Vec<PathBuf>,
+    created: Vec<PathBuf>,
+    originals: std::collections::BTreeMap<PathBuf, String>,
 }
 
 impl Made {
     fn open() -> Result<Made> {
         let path = crate::state::dir().join("hook-installs.json");
-        let paths = match std::fs::read_to_string(&path) {
+        let made = match std::fs::read_to_string(&path) {
             Ok(text) => serde_json::from_str(&text)
-                .with_context(|| format!("{}: not a list of paths", path.display()))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+                .with_context(|| format!("{}: not what `hook install` writes", path.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Made::default(),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
-        Ok(Made { path, paths })
-    }
-
-    fn contains(&self, path: &Path) -> bool {
-        self.paths.iter().any(|p| p == path)
-    }
-
-    fn note<'a>(&mut self, paths: impl IntoIterator<Item = &'a Path>) {
-        for path in paths {
-            if !self.contains(path) {
-                self.paths.push(path.to_path_buf());
-            }
-        }
-    }
-
-    fn forget(&mut self, path: &Path) {
-        self.paths.retain(|p| p != path);
+        Ok(Made { path, ..made })
     }
 
     fn save(&self) -> Result<()> {
-        crate::state::write_atomically(&self.path, &serde_json::to_vec_pretty(&self.paths)?)
+        crate::state::write_atomically(&self.path, &serde_json::to_vec_pretty(self)?)
     }
 }
 
@@ -166,17 +163,41 @@ pub fn plan(agent: Agent, scope: Scope, action: Action, command: &str) -> Result
         _ => edit_json(agent, &before, action, command),
     }
     .with_context(|| format!("{}", path.display()))?;
-    let remove = action == Action::Uninstall
-        && after != before
-        && blank(agent, &after)
-        && (agent == Agent::Copilot || Made::open()?.contains(&path));
+    let made = Made::open()?;
+    let uninstalls = action == Action::Uninstall && after != before;
+    let created = made.created.contains(&path);
+    let remove = uninstalls && blank(agent, &after) && (agent == Agent::Copilot || created);
+    // A file install added to, left as it was then but for acp-gate's entry: its text then,
+    // byte for byte (an edit rewrites what it goes into in its own layout).
+    let after = match made.originals.get(&path) {
+        Some(original) if uninstalls && same(agent, original, &after) => original.clone(),
+        _ => after,
+    };
     Ok(Plan {
         notes: notes(agent, scope, action),
         path,
         before,
         after: if remove { String::new() } else { after },
         remove,
+        installs: action == Action::Install,
     })
+}
+
+/// Whether two texts of a settings file say the same.
+fn same(agent: Agent, one: &str, other: &str) -> bool {
+    match agent {
+        Agent::Codex => matches!(
+            (one.parse::<toml::Table>(), other.parse::<toml::Table>()),
+            (Ok(a), Ok(b)) if a == b
+        ),
+        _ => {
+            let read = |text: &str| match text.trim() {
+                "" => Ok(serde_json::json!({})),
+                text => serde_json::from_str::<serde_json::Value>(text),
+            };
+            matches!((read(one), read(other)), (Ok(a), Ok(b)) if a == b)
+        }
+    }
 }
 
 /// Whether a settings file holds nothing once acp-gate's entry is out: no text, an empty

@@ -302,3 +302,41 @@ fn a_resident_server_ships_the_audit_log_to_the_review_service() {
     assert!(said.contains("(3 calls served)"), "{said}");
     assert_eq!(shipped(), recorded(), "what is left goes when it stops");
 }
+
+/// A runtime directory too deep for a socket's path (a `sockaddr_un` holds 107 bytes): the
+/// servers listen in `/tmp/acp-gate-UID` instead, and calls still reach them.
+#[test]
+fn a_runtime_directory_too_deep_for_a_socket_falls_back_to_a_short_private_one() {
+    let sandbox = Sandbox::new();
+    let deep = sandbox.root.join("run").join("d".repeat(120));
+    std::fs::create_dir_all(&deep).unwrap();
+    let resident = Resident {
+        sandbox,
+        runtime: deep,
+    };
+    let payload = fixture(&resident.sandbox, "claude", "bash-cargo-test", false);
+    let first = resident.hook("claude", &payload, true);
+    assert!(first.status.success(), "{}", stderr(&first));
+    // SAFETY: getuid(2) cannot fail.
+    let short = PathBuf::from(format!("/tmp/acp-gate-{}", unsafe { libc::getuid() }));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let served = loop {
+        let output = resident.hook("claude", &payload, true);
+        assert_eq!(decision(&output), "allow", "{}", stderr(&output));
+        if resident
+            .stop()
+            .starts_with("stopped 1 resident hook server")
+        {
+            break true;
+        }
+        if Instant::now() > deadline {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(served, "no resident server listened in {}", short.display());
+    assert!(
+        resident.sockets().is_empty(),
+        "nothing in the deep directory"
+    );
+}

@@ -99,3 +99,32 @@ fn a_typescript_sdk_agent_is_gated_end_to_end() {
     assert_eq!(lines[0]["answer"], "allow-once");
     assert_eq!(lines[1]["answer"], "reject");
 }
+
+/// An agent that cancels its own turn when acp-gate refuses it something (Codex's adapter does)
+/// ended a turn: the run exits as a turn that ended does (0, as nothing was escalated), not as
+/// one the user interrupted (130).
+#[test]
+fn a_turn_the_agent_cancels_after_a_refusal_is_not_an_interrupt() {
+    let sandbox = Sandbox::new();
+    let output = sandbox
+        .command(&[
+            "run",
+            "--non-interactive",
+            "-p",
+            "give up when refused",
+            "--",
+            "node",
+            &sdk_agent_script(),
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("STEP rm selected:reject"), "{stdout}");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        stderr(&output)
+    );
+}

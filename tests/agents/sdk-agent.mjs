@@ -116,6 +116,14 @@ agent()
       }
       return { stopReason: "end_turn" };
     }
+    if (text.trim() === "give up when refused") {
+      // As Codex's adapter does: a rejected permission request cancels the agent's own turn.
+      const answer = await ask(client, sessionId, "bash-rm",
+        { title: "rm -rf ~", kind: "execute", rawInput: { command: "rm -rf ~" } },
+        { title: "rm -rf ~" });
+      await say(client, sessionId, `STEP rm ${answer}`);
+      return { stopReason: answer.startsWith("selected:reject") ? "cancelled" : "end_turn" };
+    }
     if (text.trim() === "commands") {
       for (let n = 0; n < 200; n++) await say(client, sessionId, `CHUNK ${n}`);
       for (const [name, command] of [["rm", "rm -rf ~"], ["test", "cargo test"], ["deploy", "terraform apply"]]) {

@@ -64,6 +64,9 @@ impl Adapter {
 /// `acp-gate ARGS -- ADAPTER` in the world, with the world's own `bin` first on PATH.
 fn command(world: &World, adapter: Adapter, args: &[&str]) -> Command {
     let mut command = world.command(BIN, false);
+    // As on this project's machines: a marker that makes Claude Code's adapter, run as root,
+    // fail to start unless acp-gate keeps it from the agent.
+    command.env("IS_SANDBOX", "yes");
     let inherited: PathBuf = command
         .get_envs()
         .find(|(k, _)| *k == "PATH")

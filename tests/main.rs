@@ -7,6 +7,7 @@ mod cache;
 mod conductor;
 mod config;
 mod corpus;
+mod deadlines;
 mod distribution;
 mod examples;
 mod hooks;

@@ -141,6 +141,26 @@ impl Made {
 /// The hook's timeout, in seconds: far above a decision's, well below the agents' defaults.
 const TIMEOUT_SECONDS: u64 = 30;
 
+/// What a hook that waits for a reviewer needs beyond its `--wait`: the decision itself, and
+/// the answer's way back.
+const WAIT_MARGIN_SECONDS: u64 = 10;
+
+/// The timeout of the hook `command`, in seconds: [`TIMEOUT_SECONDS`], or, for a hook that
+/// waits for a reviewer (`--wait DURATION`), that long and a margin, so that the agent never
+/// gives up on the hook before the hook gives up on the reviewer (some agents run the call
+/// then).
+fn timeout_of(command: &str) -> u64 {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let wait = words.iter().enumerate().find_map(|(at, word)| match *word {
+        "--wait" => words.get(at + 1).copied(),
+        _ => word.strip_prefix("--wait="),
+    });
+    let waits = wait
+        .and_then(|wait| crate::args::parse_duration(wait).ok())
+        .map_or(0, |wait| wait.as_secs_f64().ceil() as u64);
+    TIMEOUT_SECONDS.max(waits + WAIT_MARGIN_SECONDS)
+}
+
 /// Plans installing (or uninstalling) `command` as `agent`'s hook in its settings for `scope`.
 pub fn plan(agent: Agent, scope: Scope, action: Action, command: &str) -> Result<Plan> {
     let path = match scope {
@@ -387,25 +407,37 @@ fn json_layout(agent: Agent) -> JsonLayout {
 /// The handler acp-gate adds for `agent`.
 fn json_handler(agent: Agent, command: &str) -> Json {
     let s = Json::string;
+    let (timeout_key, timeout) = json_timeout(agent, command);
     match agent {
         Agent::Claude => Json::object(vec![
             ("type", s("command")),
             ("command", s(command)),
-            ("timeout", Json::number(TIMEOUT_SECONDS)),
+            (timeout_key, timeout),
             ("onFailure", s("block")),
         ]),
         Agent::Gemini => Json::object(vec![
             ("name", s("acp-gate")),
             ("type", s("command")),
             ("command", s(command)),
-            ("timeout", Json::number(TIMEOUT_SECONDS * 1000)),
+            (timeout_key, timeout),
             ("description", s("acp-gate decides every tool call")),
         ]),
         Agent::Copilot | Agent::Codex => Json::object(vec![
             ("type", s("command")),
             ("bash", s(command)),
-            ("timeoutSec", Json::number(TIMEOUT_SECONDS)),
+            (timeout_key, timeout),
         ]),
+    }
+}
+
+/// The key and value of the hook `command`'s timeout in `agent`'s JSON settings (Gemini CLI's
+/// in milliseconds).
+fn json_timeout(agent: Agent, command: &str) -> (&'static str, Json) {
+    let seconds = timeout_of(command);
+    match agent {
+        Agent::Gemini => ("timeout", Json::number(seconds * 1000)),
+        Agent::Copilot | Agent::Codex => ("timeoutSec", Json::number(seconds)),
+        Agent::Claude => ("timeout", Json::number(seconds)),
     }
 }
 
@@ -493,12 +525,16 @@ fn install_json(
         };
         for handler in handlers {
             if ours(agent, layout, handler)? {
-                // Installed already (from another path, perhaps): it runs this acp-gate now.
+                // Installed already (from another path, perhaps): it runs this acp-gate now,
+                // with the timeout its command needs.
                 let slot = handler.member_or(layout.command_key, Json::string(command))?;
                 if slot.as_str().as_deref() == Some(command) {
                     return Ok(false);
                 }
                 *slot = Json::string(command);
+                let (key, timeout) = json_timeout(agent, command);
+                let slot = handler.member_or(key, timeout.clone())?;
+                *slot = timeout;
                 *item = read;
                 return Ok(true);
             }
@@ -625,6 +661,7 @@ fn edit_toml(text: &str, action: Action, command: &str, trust: Option<&Path>) ->
                         for (h, handler) in handlers.iter_mut().enumerate() {
                             if !found && ours(&*handler) {
                                 handler["command"] = value(command);
+                                handler["timeout"] = value(timeout_of(command) as i64);
                                 found = true;
                                 trusted.extend(key(snake, g, h).map(|key| {
                                     (key, codex_trust_hash(snake, matcher.as_deref(), handler))
@@ -637,7 +674,7 @@ fn edit_toml(text: &str, action: Action, command: &str, trust: Option<&Path>) ->
                     let mut handler = Table::new();
                     handler["type"] = value("command");
                     handler["command"] = value(command);
-                    handler["timeout"] = value(TIMEOUT_SECONDS as i64);
+                    handler["timeout"] = value(timeout_of(command) as i64);
                     trusted.extend(
                         key(snake, groups.len(), 0)
                             .map(|key| (key, codex_trust_hash(snake, None, &handler))),
@@ -860,6 +897,21 @@ mod tests {
 
     /// Hashes Codex 0.171.0's `/hooks` screen wrote for these two hooks when a person trusted
     /// them (its config.toml after trusting, diffed with the one before).
+    #[test]
+    fn a_hook_that_waits_for_a_reviewer_is_given_longer_than_it_waits() {
+        assert_eq!(timeout_of("/bin/acp-gate hook claude"), TIMEOUT_SECONDS);
+        assert_eq!(timeout_of("acp-gate hook codex --wait 5s"), TIMEOUT_SECONDS);
+        assert_eq!(
+            timeout_of("acp-gate hook codex --escalate-to U --wait 90s"),
+            100
+        );
+        assert_eq!(timeout_of("acp-gate hook gemini --wait=2m"), 130);
+        assert_eq!(
+            timeout_of("acp-gate hook claude --wait 1.5s"),
+            TIMEOUT_SECONDS
+        );
+    }
+
     #[test]
     fn codex_hooks_are_trusted_by_the_hash_its_hooks_screen_writes() {
         let doc: toml_edit::DocumentMut =

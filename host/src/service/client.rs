@@ -18,12 +18,14 @@ const POLL: Duration = Duration::from_secs(25);
 /// How long a gate waits before trying a service it could not reach again.
 const RETRY: Duration = Duration::from_millis(500);
 
-/// Whether `error` is the service not answering at all (rather than answering no).
+/// Whether `error` is the service not answering at all, or not in time (rather than
+/// answering no).
 pub fn unreachable(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| {
-        cause
-            .downcast_ref::<reqwest::Error>()
-            .is_some_and(|e| e.is_connect() || e.is_timeout() || e.is_request())
+        cause.is::<tokio::time::error::Elapsed>()
+            || cause
+                .downcast_ref::<reqwest::Error>()
+                .is_some_and(|e| e.is_connect() || e.is_timeout() || e.is_request())
     })
 }
 

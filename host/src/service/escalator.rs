@@ -64,6 +64,10 @@ pub fn agent_name(agent: &[String]) -> String {
     }
 }
 
+/// How long an escalation that nothing waits for may take to be sent: well inside any agent's
+/// hook timeout.
+pub const SUBMIT_ALONE: Duration = Duration::from_secs(5);
+
 /// Where and how a gate escalates.
 pub struct Escalator {
     pub client: ServiceClient,
@@ -137,15 +141,30 @@ impl Escalator {
     }
 
     /// Sends an escalation and, when the gate waits, waits for its decision: the verified
-    /// statement, or `None` when nobody decided in time.
+    /// statement, or `None` when nobody decided in time. The whole of it (connecting,
+    /// submitting, every poll, every retry) ends by one deadline: `--wait`, or
+    /// [`SUBMIT_ALONE`] when nothing waits; an agent gives its hook only so long, and some run
+    /// the call once it has given up.
     pub async fn escalate(&self, submission: &Submission) -> Result<Option<Statement>> {
-        let Some(wait) = self.wait else {
-            self.client.submit(submission).await?;
+        let budget = self.wait.unwrap_or(SUBMIT_ALONE);
+        let deadline = Instant::now() + budget;
+        let url = self.client.url();
+        let by = tokio::time::Instant::from_std(deadline);
+        tokio::time::timeout_at(by, self.client.submit_until(submission, deadline))
+            .await
+            .map_err(|elapsed| {
+                anyhow::Error::from(elapsed).context(format!(
+                    "the review service at {url} did not take the escalation within {budget:?}"
+                ))
+            })??;
+        if self.wait.is_none() {
             return Ok(None);
-        };
-        let deadline = Instant::now() + wait;
-        self.client.submit_until(submission, deadline).await?;
-        let decision = self.client.wait(&submission.id, deadline).await?;
+        }
+        let decision =
+            match tokio::time::timeout_at(by, self.client.wait(&submission.id, deadline)).await {
+                Ok(decision) => decision?,
+                Err(_) => None,
+            };
         decision.map(|d| self.check(&d, submission)).transpose()
     }
 

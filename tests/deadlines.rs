@@ -300,7 +300,6 @@ fn editor_that_cannot_answer(mut proxy: Command, sandbox: &Sandbox) -> (Option<S
             break;
         }
     }
-    drop(send);
     drop(input);
     let _ = child.kill();
     let output = child.wait_with_output().unwrap();

@@ -6,8 +6,10 @@
 ;;
 ;; Each stub answers as a machine with nothing on it would, never as one with a clock:
 ;;   arguments, environment     none
-;;   the clock                  always 0 (1970-01-01): take the time from `ReceivedAtMs`
-;;   random bytes               ENOSYS: the runtime seeds its maps from the (stopped) clock
+;;   the clock                  1970-01-01, a microsecond later at each reading: it moves, as
+;;                              the runtime needs, and says nothing of the time (take that
+;;                              from `ReceivedAtMs`)
+;;   random bytes               ENOSYS: the runtime seeds its maps from that clock
 ;;   stdout, stderr             written to nowhere (a panic's message is lost; the host sees the trap)
 ;;   any other file descriptor  EBADF: no file, no preopened directory
 ;;   waiting (poll_oneoff)      ENOSYS: a goroutine that sleeps or waits makes the runtime
@@ -29,11 +31,15 @@
   (func (export "environ_get") (param i32 i32) (result i32)
     (i32.const 0))
 
+  ;; Every clock, in nanoseconds: never 0 (the runtime refuses a clock at 0 as it starts), and
+  ;; never the same twice (a span the runtime measures is never empty).
+  (global $now (mut i64) (i64.const 0))
   (func (export "clock_time_get") (param $id i32) (param $precision i64) (param $time i32) (result i32)
-    (i64.store (local.get $time) (i64.const 0))
+    (global.set $now (i64.add (global.get $now) (i64.const 1000)))
+    (i64.store (local.get $time) (global.get $now))
     (i32.const 0))
-  ;; Called by the bindings' allocator around a garbage collection (for the real adapter,
-  ;; whose clock is an import): nothing to do with a clock that does not move.
+  ;; Called by the bindings' allocator around a garbage collection, for the real adapter, whose
+  ;; clock is an import a `cabi_realloc` may not call: nothing to do here.
   (func (export "adapter_monotonic_clock_set_paused") (param i32))
   (func (export "random_get") (param i32 i32) (result i32)
     (i32.const 52))                                      ;; ENOSYS

@@ -439,7 +439,7 @@ fn the_examples_in_every_language_decide_together_in_one_chain() {
 #[test]
 fn a_go_plugin_that_fails_in_any_way_is_denied_and_the_next_request_is_decided_normally() {
     let sandbox = Sandbox::new();
-    let plugin = sandbox.root.join("misbehaving_go.wasm");
+    let plugin = repo().join("target/test-plugins/go/misbehaving_go.wasm");
     let script = repo().join("tests/plugins/misbehaving-go/build.sh");
     run_build(&script, &plugin, "misbehaving-go", &[]);
     let handlers = sandbox.write(

@@ -9,7 +9,8 @@ cd "$(dirname "$0")"
 # first use; this only makes that step visible (and works with older rustups).
 rustup target add wasm32-wasip2 >/dev/null
 
-# The toolchains of the example plugins in C, JavaScript and Python (apt, cargo, pip, npm).
+# The toolchains of the example plugins in C, JavaScript, Python and Go (apt, cargo, pip, npm,
+# the Go module proxy).
 scripts/install-plugin-toolchains.sh
 
 # The registry the OCI distribution tests start on loopback ports (Debian's docker-registry).

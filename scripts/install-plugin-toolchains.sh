@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Installs every toolchain the example plugins (examples/plugins/) and `acp-gate plugin new`
-# templates need, from Debian's packages, crates.io, PyPI and npm only. Safe to run again: what
-# is installed at the pinned version is left alone. Fails loudly (non-zero, naming the step) if
-# anything cannot be installed; it never skips.
+# templates need, from Debian's packages, crates.io, PyPI, npm and the Go module proxy only.
+# Safe to run again: what is installed at the pinned version is left alone. Fails loudly
+# (non-zero, naming the step) if anything cannot be installed; it never skips.
 #
 #   C           clang, lld, wasi-libc, libclang-rt-dev-wasm32 (apt); wit-bindgen-cli, wasm-tools
 #               (cargo install); the WASI preview1 reactor adapter (from the crate
 #               wasi-preview1-component-adapter-provider, the host's wasmtime version)
 #   JavaScript  componentize-qjs (npm ci in examples/plugins/js, pinned by its lockfile)
 #   Python      componentize-py (pip)
+#   Go          the machine's Go (1.25 or later: checked, not installed; Debian's is older);
+#               wit-bindgen-cli and wasm-tools, as for C; the module the bindings import
+#               (go.bytecodealliance.org/pkg, from the Go module proxy, pinned by go.sum)
 #   Rust        the wasm32-wasip2 target (rustup; rust-toolchain.toml also asks for it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -108,12 +111,25 @@ command -v npm >/dev/null || fail "npm not found (apt-get install nodejs npm)"
   || fail "componentize-qjs missing after npm install"
 echo "ok: componentize-qjs"
 
+step "Go: go 1.25 or later, and the module wit-bindgen's Go bindings import (go.sum)"
+command -v go >/dev/null \
+  || fail "go not found: install Go 1.25 or later (Debian's golang is older) and put it on PATH"
+go_version="$(go env GOVERSION)"
+[[ "$go_version" =~ ^go1\.([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 25 ] \
+  || fail "$go_version is too old: Go plugins need Go 1.25 or later (//go:wasmexport, the bindings' go.mod)"
+# wit-bindgen-cli's Go output: built into the binary installed above.
+wit-bindgen go --help >/dev/null 2>&1 || fail "wit-bindgen $WIT_BINDGEN_VERSION has no \`go\` subcommand"
+# The examples, the templates and the test plugin pin the same module in identical go.sum files:
+# one download serves every Go build (the module cache), checked against go.sum.
+(cd examples/plugins/go && go mod download) || fail "go mod download in examples/plugins/go"
+echo "ok: $go_version, go.bytecodealliance.org/pkg (examples/plugins/go/go.sum)"
+
 step "rustup: wasm32-wasip2"
 rustup target add wasm32-wasip2 >/dev/null || fail "rustup target add wasm32-wasip2"
 echo "ok: wasm32-wasip2"
 
 step "check"
-for tool in clang wasm-ld wasm-tools wit-bindgen componentize-py; do
+for tool in clang wasm-ld wasm-tools wit-bindgen componentize-py go; do
   command -v "$tool" >/dev/null || fail "$tool is not on PATH after installing"
 done
 [ -f /usr/include/wasm32-wasi/stdlib.h ] || fail "wasi-libc headers not found in /usr/include/wasm32-wasi"

@@ -16,6 +16,7 @@ pub enum Lang {
     C,
     Js,
     Python,
+    Go,
 }
 
 /// A template file: where it goes in the new project, and its text with `{{...}}` placeholders.
@@ -81,6 +82,13 @@ impl Lang {
                 template!("python", "app.py"),
                 template!("python", "build.sh"),
             ],
+            Lang::Go => &[
+                template!("go", "export_acp_gate_plugin_handler/plugin.go"),
+                template!("go", "go.mod"),
+                template!("go", "go.sum"),
+                template!("go", "wasi-stub.wat"),
+                template!("go", "build.sh"),
+            ],
         }
     }
 
@@ -100,7 +108,7 @@ impl Lang {
                 ));
                 files
             }
-            Lang::C | Lang::Js | Lang::Python => WIT
+            Lang::C | Lang::Js | Lang::Python | Lang::Go => WIT
                 .iter()
                 .map(|(path, text)| ((*path).to_owned(), (*text).to_owned()))
                 .collect(),
@@ -115,7 +123,7 @@ impl Lang {
             Lang::Rust => r#"["log", "wasi-cli"]"#,
             // Built with their WASI imports stubbed or left out: only what world.wit imports
             // (`shell`: the host reads the command).
-            Lang::C | Lang::Js | Lang::Python => r#"["log", "shell"]"#,
+            Lang::C | Lang::Js | Lang::Python | Lang::Go => r#"["log", "shell"]"#,
         }
     }
 
@@ -130,7 +138,7 @@ impl Lang {
                  line, through `&&`, pipes, `bash -c`, quoting and wrappers); `Cargo.lock` pins \
                  the versions the built-ins are built with. `cargo test` runs its own tests."
             }
-            Lang::C | Lang::Js | Lang::Python => {
+            Lang::C | Lang::Js | Lang::Python | Lang::Go => {
                 "It asks the host to read the command (`acp-gate:plugin/shell`, the `shell` \
                  grant): the simple commands the built-in plugins see, through `&&`, pipes, \
                  `bash -c`, quoting and wrappers. `wit/world.wit` lists what the plugin imports; \
@@ -153,6 +161,11 @@ impl Lang {
                 "node and npm; build.sh installs componentize-qjs",
             ),
             Lang::Python => ("Python", "pip install componentize-py==0.25.1"),
+            Lang::Go => (
+                "Go",
+                "Go 1.25 or later; wit-bindgen-cli 0.61.1 and wasm-tools (cargo): see \
+                 scripts/install-plugin-toolchains.sh",
+            ),
         }
     }
 
@@ -162,6 +175,8 @@ impl Lang {
             Lang::C => "/bindings\n*.o\n",
             Lang::Js => "node_modules/\n",
             Lang::Python => "__pycache__/\n/wit_world\n",
+            // What build.sh writes from wit-bindgen go.
+            Lang::Go => "/acp_gate_plugin_*/\n/wit_exports.go\n",
         }
     }
 }
@@ -296,5 +311,22 @@ mod tests {
         }
         assert!(vendored("wit/plugin.wit").contains("interface shell"));
         assert!(vendored("plugins/Cargo.lock").contains("name = \"brush-parser\""));
+    }
+
+    #[test]
+    fn every_go_plugin_in_the_repository_pins_the_module_the_go_template_pins() {
+        // scripts/install-plugin-toolchains.sh downloads it once, for all of them.
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for dir in ["examples/plugins/go", "tests/plugins/misbehaving-go"] {
+            for file in ["go.mod", "go.sum"] {
+                let text = std::fs::read_to_string(repo.join(dir).join(file)).unwrap();
+                let template = Lang::Go.files().iter().find(|(path, _)| *path == file);
+                assert_eq!(
+                    Some(text.as_str()),
+                    template.map(|(_, t)| *t),
+                    "{dir}/{file}"
+                );
+            }
+        }
     }
 }

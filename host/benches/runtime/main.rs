@@ -19,8 +19,9 @@
 //!   time, and that every one was decided as alone.
 //! - `memory`: peak RSS of `acp-gate check`; RSS growth over the last 10,000 of 20,000
 //!   permission requests in one `acp-gate run` (and over its first 10,000: the pool warming up).
-//! - `heavy`: the JavaScript and Python example plugins: fresh against reused instance per
-//!   decision, and the compile cache (first load against the second).
+//! - `heavy`: the JavaScript, Python and Go example plugins, and the `plugin new` template of
+//!   every language on one request: fresh against reused instance per decision, and the
+//!   compile cache (first load against the second).
 //! - `hooks`: `acp-gate hook claude` as the process an agent starts per tool call (its resident
 //!   server answering, and in its own process), against a bash hook that only prints a fixed
 //!   answer (and beside a `jq` hook and `acp-gate check`); `acp-gate hook serve` answering the

@@ -371,9 +371,11 @@ struct Example {
     params: fn() -> Value,
     /// Evaluations per figure (a Python instance is heavy).
     evaluations: usize,
+    /// Its verdict on that request (the Python example's depends on the day and hour).
+    expect: Option<&'static str>,
 }
 
-const EXAMPLES: [Example; 2] = [
+const EXAMPLES: [Example; 3] = [
     Example {
         lang: "js",
         wasm: "domain_allowlist.wasm",
@@ -389,6 +391,7 @@ const EXAMPLES: [Example; 2] = [
             })
         },
         evaluations: 300,
+        expect: Some("allow"),
     },
     Example {
         lang: "python",
@@ -400,106 +403,186 @@ const EXAMPLES: [Example; 2] = [
             )
         },
         evaluations: 100,
+        expect: None,
+    },
+    Example {
+        lang: "go",
+        wasm: "branch_guard.wasm",
+        params: || permission_params("Bash", json!({"command": "git push origin main"})),
+        evaluations: 300,
+        expect: Some("deny"),
     },
 ];
 
-impl Example {
-    /// Runs its `build.sh`; the component's path.
-    fn build(&self) -> Result<PathBuf> {
-        let out = repo()
-            .join("target/examples")
-            .join(self.lang)
-            .join(self.wasm);
-        let build = Command::new("bash")
-            .arg(
-                repo()
-                    .join("examples/plugins")
-                    .join(self.lang)
-                    .join("build.sh"),
-            )
-            .env("OUT", &out)
-            .output()?;
-        ensure!(
-            build.status.success(),
-            "building the {} example failed (run scripts/install-plugin-toolchains.sh): {}",
-            self.lang,
-            String::from_utf8_lossy(&build.stderr)
-        );
-        Ok(out)
-    }
+/// The `plugin new` templates: one rule (a `git commit` names a ticket) in every language, on
+/// one request, with evaluations per figure.
+const TEMPLATES: [(&str, usize); 5] = [
+    ("rust", 300),
+    ("c", 300),
+    ("js", 300),
+    ("python", 100),
+    ("go", 300),
+];
 
-    /// The `[handler.config]` (as JSON) and the grants of its `handlers.toml` snippet.
-    fn handler(&self) -> Result<(String, BTreeSet<Grant>)> {
-        let path = repo()
-            .join("examples/plugins")
-            .join(self.lang)
-            .join("handlers.toml");
-        let snippet: toml::Value = toml::from_str(&std::fs::read_to_string(&path)?)?;
-        let handler = &snippet["handler"][0];
-        let config = serde_json::to_string(handler.get("config").context("no config")?)?;
-        let grants = handler["imports"]
-            .as_array()
-            .context("no imports")?
-            .iter()
-            .map(|g| g.as_str().and_then(Grant::parse).context("unknown grant"))
-            .collect::<Result<_>>()?;
-        Ok((config, grants))
-    }
+/// Runs `script` (a plugin's `build.sh`) to write `out`.
+fn build(script: &Path, out: &Path, what: &str) -> Result<()> {
+    let build = Command::new("bash")
+        .arg(script)
+        .env("OUT", out)
+        // Rust templates share the tests' target directory, to build their crates once.
+        .env(
+            "CARGO_TARGET_DIR",
+            repo().join("target/examples/new-rust-target"),
+        )
+        .output()?;
+    ensure!(
+        build.status.success(),
+        "building {what} failed (run scripts/install-plugin-toolchains.sh): {}",
+        String::from_utf8_lossy(&build.stderr)
+    );
+    Ok(())
 }
 
-/// `heavy`: the JavaScript and Python examples per decision (fresh vs reused instance), and
-/// their compile cache (`acp-gate plugin validate` with an empty cache, then warm).
+/// The `[handler.config]` (as JSON) and the grants of a `handlers.toml` snippet.
+fn handler(snippet: &Path) -> Result<(String, BTreeSet<Grant>)> {
+    let snippet: toml::Value = toml::from_str(&std::fs::read_to_string(snippet)?)?;
+    let handler = &snippet["handler"][0];
+    let config = serde_json::to_string(handler.get("config").context("no config")?)?;
+    let grants = handler["imports"]
+        .as_array()
+        .context("no imports")?
+        .iter()
+        .map(|g| g.as_str().and_then(Grant::parse).context("unknown grant"))
+        .collect::<Result<_>>()?;
+    Ok((config, grants))
+}
+
+/// One plugin's figures: per decision, a fresh instance against a reused one (after checking
+/// its verdict is `expect`, when known); its compile cache (`acp-gate plugin validate` with an empty cache,
+/// then five times warm), with its size.
+#[allow(clippy::too_many_arguments)]
+async fn plugin_figures(
+    fixture: &Fixture,
+    report: &mut Report,
+    name: &str,
+    wasm: &Path,
+    (config, grants): (String, BTreeSet<Grant>),
+    request: &ToolRequest,
+    evaluations: usize,
+    expect: Option<&str>,
+) -> Result<()> {
+    let bytes = std::fs::read(wasm)?;
+    let plugin = fixture.runtime.load(name, &bytes, None, &grants)?;
+    let evaluation = fixture
+        .runtime
+        .evaluate(&plugin, request, &config, Limits::default())
+        .await;
+    let ruling = evaluation.outcome.map_err(anyhow::Error::msg)?;
+    if let Some(expect) = expect {
+        same_decision(name, ruling.verdict.as_str(), ("its cases", expect))?;
+    }
+    let (fresh, reused) =
+        fresh_vs_reused(&fixture.runtime, &plugin, request, &config, evaluations).await?;
+    report.add(Comparison::new(
+        format!("heavy/{name}"),
+        "µs",
+        ("fresh instance", Stats::micros(&fresh)),
+        ("reused instance", Stats::micros(&reused)),
+    ));
+
+    let imports: Vec<&str> = grants.iter().map(|g| g.name()).collect();
+    let load = |cache: &Path| -> Result<Duration> {
+        let started = Instant::now();
+        let output = Command::new(acp_gate())
+            .args(["plugin", "validate", "--imports", &imports.join(",")])
+            .arg(wasm)
+            .env("ACP_GATE_CACHE_DIR", cache)
+            .output()?;
+        ensure!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        Ok(started.elapsed())
+    };
+    let cache = fixture.path(&format!("{}-cache", name.replace('/', "-")));
+    let first = load(&cache)?;
+    let second = (0..5).map(|_| load(&cache)).collect::<Result<Vec<_>>>()?;
+    report.add(
+        Comparison::new(
+            format!("compile-cache/{name}"),
+            "ms",
+            ("second load (median of 5)", Stats::millis(&second)),
+            ("first load", Stats::millis(&[first])),
+        )
+        .extra("size_kib", (bytes.len() >> 10) as f64),
+    );
+    Ok(())
+}
+
+/// `heavy`: the JavaScript, Python and Go examples, each on a request of its own, then the
+/// `plugin new` template of every language on one request (`git commit -m 'fix the build'`,
+/// which each denies): per decision (fresh vs reused instance), and the compile cache
+/// (`acp-gate plugin validate` with an empty cache, then warm).
 pub async fn heavy(fixture: &Fixture, report: &mut Report) -> Result<()> {
     report.section(
         "heavy plugins (examples/plugins, built here with their toolchains): per decision, fresh instance vs reused; compile cache, second load vs first",
     );
     for example in &EXAMPLES {
-        let wasm = example.build()?;
-        let bytes = std::fs::read(&wasm)?;
-        let (config, grants) = example.handler()?;
+        let source = repo().join("examples/plugins").join(example.lang);
+        let wasm = repo()
+            .join("target/examples")
+            .join(example.lang)
+            .join(example.wasm);
+        build(&source.join("build.sh"), &wasm, example.lang)?;
         let request = fixture.request((example.params)())?;
-        let plugin = fixture.runtime.load(example.lang, &bytes, None, &grants)?;
-        let (fresh, reused) = fresh_vs_reused(
-            &fixture.runtime,
-            &plugin,
+        plugin_figures(
+            fixture,
+            report,
+            example.lang,
+            &wasm,
+            handler(&source.join("handlers.toml"))?,
             &request,
-            &config,
             example.evaluations,
+            example.expect,
         )
         .await?;
-        report.add(Comparison::new(
-            format!("heavy/{}", example.lang),
-            "µs",
-            ("fresh instance", Stats::micros(&fresh)),
-            ("reused instance", Stats::micros(&reused)),
-        ));
+    }
 
-        let load = |cache: &Path| -> Result<Duration> {
-            let started = Instant::now();
-            let output = Command::new(acp_gate())
-                .args(["plugin", "validate", "--imports", "log"])
-                .arg(&wasm)
-                .env("ACP_GATE_CACHE_DIR", cache)
-                .output()?;
-            ensure!(
-                output.status.success(),
-                "{}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-            Ok(started.elapsed())
-        };
-        let cache = fixture.path(&format!("{}-cache", example.lang));
-        let first = load(&cache)?;
-        let second = (0..5).map(|_| load(&cache)).collect::<Result<Vec<_>>>()?;
-        report.add(
-            Comparison::new(
-                format!("compile-cache/{}", example.lang),
-                "ms",
-                ("second load (median of 5)", Stats::millis(&second)),
-                ("first load", Stats::millis(&[first])),
-            )
-            .extra("size_kib", (bytes.len() >> 10) as f64),
+    let request = fixture.request(permission_params(
+        "Bash",
+        json!({"command": "git commit -m 'fix the build'"}),
+    ))?;
+    for (lang, evaluations) in TEMPLATES {
+        let dir = fixture.path(&format!("template-{lang}"));
+        let name = format!("guard-{lang}");
+        let output = Command::new(acp_gate())
+            .args(["plugin", "new", "--lang", lang, &name, "--dir"])
+            .arg(&dir)
+            .output()?;
+        ensure!(
+            output.status.success(),
+            "plugin new --lang {lang}: {}",
+            String::from_utf8_lossy(&output.stderr)
         );
+        let wasm = dir.join(format!("{name}.wasm"));
+        build(
+            &dir.join("build.sh"),
+            &wasm,
+            &format!("the {lang} template"),
+        )?;
+        let handler = handler(&dir.join("handlers.toml"))?;
+        plugin_figures(
+            fixture,
+            report,
+            &format!("template/{lang}"),
+            &wasm,
+            handler,
+            &request,
+            evaluations,
+            Some("deny"),
+        )
+        .await?;
     }
     Ok(())
 }

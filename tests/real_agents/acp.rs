@@ -62,7 +62,7 @@ impl Adapter {
 }
 
 /// `acp-gate ARGS -- ADAPTER` in the world, with the world's own `bin` first on PATH.
-fn command(world: &World, adapter: Adapter, args: &[&str]) -> Command {
+fn command_of(world: &World, adapter: Adapter, args: &[&str]) -> Command {
     let mut command = world.command(BIN, false);
     // As on this project's machines: a marker that makes Claude Code's adapter, run as root,
     // fail to start unless acp-gate keeps it from the agent.
@@ -82,7 +82,7 @@ fn command(world: &World, adapter: Adapter, args: &[&str]) -> Command {
 fn run(adapter: Adapter) -> (World, String, Option<i32>) {
     let world = World::new(scenario());
     adapter.prepare(&world);
-    let mut run = command(&world, adapter, &["run", "--non-interactive", "-p", "go"]);
+    let mut run = command_of(&world, adapter, &["run", "--non-interactive", "-p", "go"]);
     let output = finish(&mut run, LIMIT);
     let code = output.status.code();
     (world, said(&output), code)
@@ -103,10 +103,30 @@ fn assert_gated(world: &World, what: &str, said: &str) {
     world.assert_unharmed(what);
 }
 
+/// One audit line per tool call: for Claude Code's and Codex's adapters, whose calls come
+/// through their hooks. (Gemini CLI's write of a file is its permission request and the
+/// `fs/*` calls acp-gate then carries out for it, each recorded as what acp-gate did.)
+fn assert_one_line_per_call(world: &World, what: &str, said: &str) {
+    let calls: Vec<String> = world
+        .audit()
+        .iter()
+        .filter_map(|line| line["tool_call_id"].as_str().map(str::to_owned))
+        .filter(|id| !id.is_empty())
+        .collect();
+    let distinct: std::collections::HashSet<&String> = calls.iter().collect();
+    assert!(
+        calls.len() == scenario().len() && distinct.len() == calls.len(),
+        "{what}: one audit line per call: {calls:?}\n{said}"
+    );
+}
+
 fn under_run(adapter: Adapter) {
     let what = format!("{adapter:?}'s adapter under run");
     let (world, said, code) = run(adapter);
     assert_gated(&world, &what, &said);
+    if adapter != Adapter::Gemini {
+        assert_one_line_per_call(&world, &what, &said);
+    }
     assert_eq!(
         code,
         Some(3),
@@ -118,13 +138,16 @@ fn under_proxy(adapter: Adapter) {
     let what = format!("{adapter:?}'s adapter under proxy");
     let world = World::new(scenario());
     adapter.prepare(&world);
-    let mut proxy = command(&world, adapter, &["proxy"]);
+    let mut proxy = command_of(&world, adapter, &["proxy"]);
     let seen = edit(&mut proxy, &world.sandbox.workspace, LIMIT);
     let said = format!(
         "stop {:?}, exit {:?}\n{}",
         seen.stop, seen.code, seen.stderr
     );
     assert_gated(&world, &what, &said);
+    if adapter != Adapter::Gemini {
+        assert_one_line_per_call(&world, &what, &said);
+    }
     assert!(
         seen.asked
             .iter()
@@ -145,6 +168,51 @@ fn claude_code_s_adapter_is_gated_completely() {
 fn codex_s_adapter_is_gated_completely() {
     under_run(Adapter::Codex);
     under_proxy(Adapter::Codex);
+}
+
+/// The session's hooks go beside the user's own, which still run: the user's acp-gate hook
+/// (trusted by `hook install`) hands its calls to the session's gate too, one line per call.
+#[test]
+fn the_user_s_own_codex_hooks_still_run_in_a_gated_session() {
+    let world = World::new(scenario());
+    Adapter::Codex.prepare(&world);
+    let log = world.sandbox.root.join("user-hook.log");
+    let wrapper = world.sandbox.write(
+        "wrap/acp-gate",
+        &format!(
+            "#!/bin/sh\necho called >> '{}'\nexec '{BIN}' \"$@\"\n",
+            log.display()
+        ),
+    );
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let command = format!("{} hook codex", wrapper.display());
+    let output = world
+        .command(BIN, false)
+        .args(["hook", "install", "codex", "--command", &command])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", said(&output));
+    let mut run = command_of(
+        &world,
+        Adapter::Codex,
+        &["run", "--non-interactive", "-p", "go"],
+    );
+    let output = finish(&mut run, LIMIT);
+    let said = said(&output);
+    assert_gated(&world, "Codex's adapter with the user's own hook", &said);
+    let calls = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert!(
+        calls >= scenario().len(),
+        "the user's hook ran {calls} times\n{said}"
+    );
+    assert_one_line_per_call(&world, "Codex's adapter with the user's own hook", &said);
 }
 
 #[test]

@@ -64,13 +64,9 @@ impl Adapter {
         }
     }
 
-    /// The hooks acp-gate answers for it, when it runs hooks in ACP mode.
-    fn hooks(self) -> Option<Agent> {
-        match self {
-            Adapter::Claude => Some(Agent::Claude),
-            Adapter::Codex => Some(Agent::Codex),
-            Adapter::Gemini => None,
-        }
+    /// Whether it runs hooks in ACP mode (Gemini CLI does not).
+    fn runs_hooks(self) -> bool {
+        self != Adapter::Gemini
     }
 }
 
@@ -130,19 +126,16 @@ impl OwnHooks {
             answerer,
             server: None,
         };
-        match adapter.hooks() {
-            Some(_) => {
-                let listener = tokio::net::UnixListener::bind(&place)
-                    .with_context(|| format!("cannot listen on {}", place.display()))?;
-                own.server = Some(tokio::spawn(accept(listener, own.answerer.clone())));
-                own.socket = Some(place);
-            }
-            None => {
-                let policy = place.with_extension("gemini-policy.toml");
-                std::fs::write(&policy, GEMINI_POLICY)
-                    .with_context(|| format!("cannot write {}", policy.display()))?;
-                own.policy = Some(policy);
-            }
+        if adapter.runs_hooks() {
+            let listener = tokio::net::UnixListener::bind(&place)
+                .with_context(|| format!("cannot listen on {}", place.display()))?;
+            own.server = Some(tokio::spawn(accept(listener, own.answerer.clone())));
+            own.socket = Some(place);
+        } else {
+            let policy = place.with_extension("gemini-policy.toml");
+            std::fs::write(&policy, GEMINI_POLICY)
+                .with_context(|| format!("cannot write {}", policy.display()))?;
+            own.policy = Some(policy);
         }
         Ok(Some(own))
     }

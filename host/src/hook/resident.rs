@@ -226,20 +226,21 @@ fn ask(
     let hello = format!("{HELLO} call {} {}\n", agent.name(), input.len());
     stream.write_all(hello.as_bytes()).map_err(fail)?;
     stream.write_all(input).map_err(fail)?;
-    // While it reads the call: whether its answer is to be believed (the call itself is no
-    // secret from the user's own processes, which can read the agent's transcript).
-    if here.is_some_and(|here| !genuine(&stream, socket, here)) {
-        return Err(Unanswered::Elsewhere);
-    }
     let mut taken = [0; 6];
     stream.read_exact(&mut taken).map_err(fail)?;
     if &taken != b"taken\n" {
         return Err(Unanswered::Elsewhere);
     }
     // From `go` on the server decides it, as this process would, within the same bounds; it
-    // is no longer this process's to decide (unless the server dies before it answers).
+    // is no longer this process's to decide (unless the server dies before it answers, or is
+    // not one to believe).
     stream.write_all(b"go\n").map_err(fail)?;
     stream.shutdown(std::net::Shutdown::Write).map_err(fail)?;
+    // While it decides: whether its answer is to be believed (the call itself is no secret
+    // from the user's own processes, which can read the agent's transcript).
+    if here.is_some_and(|here| !genuine(&stream, socket, here)) {
+        return Err(Unanswered::Elsewhere);
+    }
     stream.set_read_timeout(None).map_err(fail)?;
     let mut answer = Vec::with_capacity(16 << 10);
     stream.read_to_end(&mut answer).map_err(fail)?;

@@ -5,6 +5,7 @@
 //! ordinary work runs; the call that needs a person is refused (`run`: escalated, exit 3) or
 //! put to the editor (`proxy`), which turns it down.
 
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
@@ -219,4 +220,54 @@ fn the_user_s_own_codex_hooks_still_run_in_a_gated_session() {
 fn gemini_cli_in_acp_mode_is_gated_completely() {
     under_run(Adapter::Gemini);
     under_proxy(Adapter::Gemini);
+}
+
+/// `acp-gate run -- claude-agent-acp` typed in a terminal (here `script`'s pseudo-terminal):
+/// the adapter starts (as root, with this machine's `IS_SANDBOX` set), the prompt typed at
+/// acp-gate's `›` is gated, and `/quit` ends the run.
+#[test]
+fn claude_code_s_adapter_starts_from_a_terminal() {
+    let world = World::new(vec![super::model::Step::Shell("touch typed.txt".into())]);
+    let run = command_of(&world, Adapter::Claude, &["run"]);
+    let line = std::iter::once(run.get_program().to_string_lossy().into_owned())
+        .chain(
+            run.get_args()
+                .map(|a| super::shell_word(&a.to_string_lossy())),
+        )
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut terminal = std::process::Command::new("script");
+    terminal.args(["-qec", &line, "/dev/null"]);
+    for (name, value) in run.get_envs() {
+        match value {
+            Some(value) => terminal.env(name, value),
+            None => terminal.env_remove(name),
+        };
+    }
+    terminal
+        .current_dir(&world.sandbox.workspace)
+        .process_group(0);
+    let mut child = terminal
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut typing = child.stdin.take().unwrap();
+    let typed = world.sandbox.workspace.join("typed.txt");
+    let deadline = std::time::Instant::now() + LIMIT;
+    // The prompt is typed once the session is open, then again until the agent has run it.
+    while !typed.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_secs(2));
+        let _ = std::io::Write::write_all(&mut typing, b"go\n");
+    }
+    let _ = std::io::Write::write_all(&mut typing, b"/quit\n");
+    drop(typing);
+    let output = super::finish_child(child, Duration::from_secs(30));
+    assert!(
+        typed.exists(),
+        "the adapter did not run the typed prompt's command\n{}",
+        said(&output)
+    );
+    assert!(!world.model.was_sent(super::SECRET));
 }

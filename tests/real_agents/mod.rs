@@ -9,6 +9,7 @@ mod editor;
 mod hooks;
 mod model;
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -217,7 +218,6 @@ pub fn scenario() -> Vec<Step> {
 /// Runs `command` to its end (at most `limit`: then it and all it started are killed), with
 /// no input; its output. What it left running is stopped with it.
 pub fn finish(command: &mut Command, limit: Duration) -> Output {
-    use std::os::unix::process::CommandExt;
     let child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -225,6 +225,12 @@ pub fn finish(command: &mut Command, limit: Duration) -> Output {
         .process_group(0)
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+    finish_child(child, limit)
+}
+
+/// Waits for `child` (the leader of its own process group, its output piped) to end, at most
+/// `limit`; its output. Its group is stopped with it.
+pub fn finish_child(child: std::process::Child, limit: Duration) -> Output {
     let group = child.id() as i32;
     let (done, finished) = std::sync::mpsc::channel::<()>();
     let watchdog = std::thread::spawn(move || {
@@ -239,6 +245,11 @@ pub fn finish(command: &mut Command, limit: Duration) -> Output {
     // SAFETY: as above; what the agent left behind (a server, a child) goes with it.
     unsafe { libc::kill(-group, libc::SIGKILL) };
     output
+}
+
+/// `word` as one POSIX shell word.
+pub fn shell_word(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 /// The output of a run, for a failure message.

@@ -23,7 +23,10 @@ use crate::service::AuditBatch;
 use crate::service::escalator::{Escalator, Origin};
 use crate::style::Style;
 
+/// The options of the commands that decide: the policy's, and the gates' escalation options to
+/// reach the service as they do (`--wait`, which changes nothing here, hidden).
 #[derive(Args)]
+#[command(mut_arg("wait", |arg| arg.hide(true)))]
 pub struct DoctorArgs {
     #[command(flatten)]
     pub policy: PolicyArgs,

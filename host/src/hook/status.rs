@@ -108,7 +108,7 @@ struct Entry {
     name: String,
     /// Claude Code's `onFailure: "block"`.
     blocks_on_failure: bool,
-    /// Codex's trust: `None` where none is needed, or it was not asked.
+    /// Codex's trust: `None` where none is needed.
     trusted: Option<bool>,
 }
 
@@ -216,7 +216,7 @@ fn hook_status(
         )),
         _ => hook.problems.push(format!(
             "it runs `{program}`, which is not there: {} (reinstall with {reinstall})",
-            missing(agent)
+            missing(agent, entry.blocks_on_failure)
         )),
     }
     hook.runs = runs;
@@ -234,7 +234,7 @@ fn hook_status(
     }
     if let Some(matcher) = (entry.matcher.as_deref()).filter(|m| !matches!(*m, "" | "*" | ".*")) {
         hook.warnings.push(format!(
-            "its matcher `{matcher}` lets the tools it does not match through unasked"
+            "its matcher is `{matcher}`: the tools it does not match never reach acp-gate"
         ));
     }
     // Codex's other event: its approval prompt.
@@ -254,13 +254,12 @@ fn hook_status(
     hook
 }
 
-/// What an agent does when its hook's program is missing (docs/hooks.md's table).
-fn missing(agent: Agent) -> &'static str {
+/// What an agent does when its hook's program is missing (docs/hooks.md's table), Claude Code
+/// as its entry's `onFailure` says.
+fn missing(agent: Agent, blocks_on_failure: bool) -> &'static str {
     match agent {
-        Agent::Claude => {
-            "Claude Code blocks every call with `onFailure: \"block\"`, else lets it through"
-        }
-        Agent::Codex => "Codex lets every call through",
+        Agent::Claude if blocks_on_failure => "Claude Code blocks every call",
+        Agent::Claude | Agent::Codex => "every call goes on as if no hook were installed",
         Agent::Gemini | Agent::Copilot => "every call is blocked",
     }
 }

@@ -9,6 +9,7 @@ mod config;
 mod corpus;
 mod deadlines;
 mod distribution;
+mod doctor;
 mod examples;
 mod hooks;
 mod orchestrator;

@@ -41,6 +41,9 @@ enum Command {
     /// Show the chain that applies here: each layer's file, each handler with its plugin,
     /// control, on_error, kinds and grants, what the built-in ones are for, whether it loads.
     Chain(cmd::chain::ChainArgs),
+    /// Whether every agent on this machine is gated: each agent's hook (installed, trusted,
+    /// running this acp-gate), the chain that decides here, the review service, resident servers.
+    Doctor(cmd::doctor::DoctorArgs),
     /// List the sessions `run --session NAME` named, to resume them (`run --resume NAME`).
     Sessions(cmd::sessions::SessionsArgs),
     /// List the asks nobody could answer (open ones), to grant them on a resume
@@ -86,6 +89,7 @@ pub fn main() -> ExitCode {
         cli.command,
         Command::Check(_)
             | Command::Chain(_)
+            | Command::Doctor(_)
             | Command::Plugin(_)
             | Command::Sessions(_)
             | Command::Escalations(_)
@@ -116,6 +120,7 @@ pub fn main() -> ExitCode {
         match cli.command {
             Command::Check(args) => cmd::check::check(args).await,
             Command::Chain(args) => cmd::chain::chain(args).await,
+            Command::Doctor(args) => cmd::doctor::doctor(args).await,
             Command::Run(args) => cmd::run::run(args).await,
             Command::Proxy(args) => cmd::proxy::proxy(args).await,
             Command::Sessions(args) => cmd::sessions::sessions(args),

@@ -23,7 +23,7 @@ pub struct ChainArgs {
 }
 
 /// Where each layer's file is looked for when none was read, for the reader who wants one.
-fn looked_for(tier: Tier, handlers_flag: bool) -> &'static str {
+pub(super) fn looked_for(tier: Tier, handlers_flag: bool) -> &'static str {
     match tier {
         Tier::Org => "/etc/acp-gate/handlers.toml, --org-handlers or $ACP_GATE_ORG_HANDLERS",
         Tier::Project if handlers_flag => "not read: --handlers replaces it",
@@ -36,13 +36,37 @@ fn looked_for(tier: Tier, handlers_flag: bool) -> &'static str {
 /// `acp-gate chain`. Exit 1 when a handler does not load or an inline test fails.
 pub async fn chain(args: ChainArgs) -> Result<u8> {
     let options = super::load_options(&args.policy)?;
-    let chain = crate::assemble_chain(&crate::layer_paths(&options)?, &options.workspace).await?;
-    let broken = chain.load_failures().count() > 0 || !chain.tests.failures.is_empty();
+    let chain = assemble(&options).await?;
     match args.format {
-        OutputFormat::Json => print_json(&chain, &options.workspace),
+        OutputFormat::Json => println!("{}", describe(&chain, &options.workspace)),
         OutputFormat::Text => print_text(&chain, &options, args.policy.handlers.is_some()),
     }
-    Ok(if broken { exit::ERROR } else { exit::OK })
+    Ok(if broken(&chain) {
+        exit::ERROR
+    } else {
+        exit::OK
+    })
+}
+
+/// The chain that applies where `options` say, as a session would load it, its inline tests
+/// run and reported.
+pub(super) async fn assemble(options: &crate::LoadOptions) -> Result<Chain> {
+    crate::assemble_chain(&crate::layer_paths(options)?, &options.workspace).await
+}
+
+/// Whether a session could not run on `chain`: a handler did not load, or an inline test failed.
+pub(super) fn broken(chain: &Chain) -> bool {
+    chain.load_failures().count() > 0 || !chain.tests.failures.is_empty()
+}
+
+/// Whether the handler's plugin is pinned by its digest (`None`: a built-in one, which is part
+/// of this binary).
+pub(super) fn pinned(spec: &HandlerSpec) -> Option<bool> {
+    match &spec.plugin {
+        PluginRef::Builtin(_) => None,
+        PluginRef::File(_) => Some(spec.sha256.is_some()),
+        PluginRef::Oci(location) => Some(spec.sha256.is_some() || location.digest().is_some()),
+    }
 }
 
 /// What the plugin of `spec` is for, when it is a built-in one.
@@ -53,7 +77,8 @@ fn purpose(spec: &HandlerSpec) -> Option<&'static str> {
     }
 }
 
-fn print_json(chain: &Chain, workspace: &std::path::Path) {
+/// The chain as `chain --format json` prints it.
+pub(super) fn describe(chain: &Chain, workspace: &std::path::Path) -> serde_json::Value {
     let handlers: Vec<_> = chain
         .handlers()
         .map(|(spec, loaded)| {
@@ -63,6 +88,7 @@ fn print_json(chain: &Chain, workspace: &std::path::Path) {
                 "file": spec.file,
                 "line": spec.line,
                 "plugin": spec.plugin.to_string(),
+                "pinned": pinned(spec),
                 "purpose": purpose(spec),
                 "control": spec.control,
                 "on_error": spec.on_error,
@@ -82,15 +108,44 @@ fn print_json(chain: &Chain, workspace: &std::path::Path) {
     let layers: Vec<_> = (chain.sources.iter())
         .map(|(tier, file)| json!({ "tier": tier, "file": file }))
         .collect();
-    let line = json!({
+    json!({
         "workspace": workspace,
         "layers": layers,
         "handlers": handlers,
         "default": chain.default_verdict(),
         "tests": chain.tests,
         "notices": chain.notices,
-    });
-    println!("{line}");
+    })
+}
+
+/// The files of `tier`'s layer: those read, and those its handlers were named in (the built-in
+/// chain's own text, which is no file).
+pub(super) fn layer_files(chain: &Chain, tier: Tier) -> Vec<&std::path::Path> {
+    let mut files: Vec<&std::path::Path> = Vec::new();
+    let read = (chain.sources.iter())
+        .filter(|(t, _)| *t == tier)
+        .map(|(_, f)| f);
+    let named = (chain.handlers())
+        .filter(|(s, _)| s.tier == tier)
+        .map(|(s, _)| &s.file);
+    for file in read.chain(named) {
+        if !files.contains(&file.as_path()) {
+            files.push(file);
+        }
+    }
+    files
+}
+
+/// Where a loaded plugin came from and what was checked: its source, sha256 and signer.
+pub(super) fn provenance(origin: &crate::chain::Origin) -> String {
+    format!(
+        "from {}, sha256 {}{}",
+        origin.from,
+        origin.component_sha256,
+        (origin.signed_by.as_ref())
+            .map(|k| format!(", signed by {k}"))
+            .unwrap_or_default()
+    )
 }
 
 fn print_text(chain: &Chain, options: &crate::LoadOptions, handlers_flag: bool) {
@@ -107,19 +162,7 @@ fn print_text(chain: &Chain, options: &crate::LoadOptions, handlers_flag: bool) 
         style.dim("Every handler that applies judges the request; the strictest verdict wins (deny > ask > allow > abstain), and a lower layer can only tighten.")
     );
     for tier in [Tier::Org, Tier::Project, Tier::User, Tier::Builtin] {
-        // The files read, and the built-in chain's own text, which is no file.
-        let mut files: Vec<&std::path::Path> = Vec::new();
-        let read = (chain.sources.iter())
-            .filter(|(t, _)| *t == tier)
-            .map(|(_, f)| f);
-        let named = (chain.handlers())
-            .filter(|(s, _)| s.tier == tier)
-            .map(|(s, _)| &s.file);
-        for file in read.chain(named) {
-            if !files.contains(&file.as_path()) {
-                files.push(file);
-            }
-        }
+        let files = layer_files(chain, tier);
         println!();
         if files.is_empty() {
             let none = format!("none ({})", looked_for(tier, handlers_flag));
@@ -185,17 +228,9 @@ fn print_handler(style: Style, spec: &HandlerSpec, loaded: Result<&crate::chain:
         println!("      {}", style.dim(purpose));
     }
     match loaded {
-        Ok(origin) if !matches!(spec.plugin, PluginRef::Builtin(_)) => println!(
-            "      {}",
-            style.dim(&format!(
-                "from {}, sha256 {}{}",
-                origin.from,
-                origin.component_sha256,
-                (origin.signed_by.as_ref())
-                    .map(|k| format!(", signed by {k}"))
-                    .unwrap_or_default()
-            ))
-        ),
+        Ok(origin) if !matches!(spec.plugin, PluginRef::Builtin(_)) => {
+            println!("      {}", style.dim(&provenance(origin)))
+        }
         Ok(_) => {}
         Err(error) => println!(
             "      {} {error} (in a session it counts as {} on every request)",

@@ -6,6 +6,7 @@ pub mod chain;
 pub mod check;
 pub mod demo;
 pub mod distribute;
+pub mod doctor;
 pub mod hook;
 pub mod plugin;
 pub mod policy;

@@ -282,16 +282,25 @@ fn dir_or_home(var: &str, default: &str) -> Result<PathBuf> {
     }
 }
 
-fn user_settings(agent: Agent) -> Result<PathBuf> {
-    Ok(match agent {
-        Agent::Claude => dir_or_home("CLAUDE_CONFIG_DIR", ".claude")?.join("settings.json"),
-        Agent::Codex => dir_or_home("CODEX_HOME", ".codex")?.join("config.toml"),
-        Agent::Gemini => home()?.join(".gemini/settings.json"),
-        Agent::Copilot => dir_or_home("COPILOT_HOME", ".copilot")?.join("hooks/acp-gate.json"),
-    })
+/// The directory of `agent`'s own settings for the user.
+pub(crate) fn user_dir(agent: Agent) -> Result<PathBuf> {
+    match agent {
+        Agent::Claude => dir_or_home("CLAUDE_CONFIG_DIR", ".claude"),
+        Agent::Codex => dir_or_home("CODEX_HOME", ".codex"),
+        Agent::Gemini => Ok(home()?.join(".gemini")),
+        Agent::Copilot => dir_or_home("COPILOT_HOME", ".copilot"),
+    }
 }
 
-fn managed_settings(agent: Agent) -> Result<PathBuf> {
+pub(crate) fn user_settings(agent: Agent) -> Result<PathBuf> {
+    Ok(user_dir(agent)?.join(match agent {
+        Agent::Claude | Agent::Gemini => "settings.json",
+        Agent::Codex => "config.toml",
+        Agent::Copilot => "hooks/acp-gate.json",
+    }))
+}
+
+pub(crate) fn managed_settings(agent: Agent) -> Result<PathBuf> {
     let macos = cfg!(target_os = "macos");
     Ok(match agent {
         Agent::Claude if macos => {
@@ -348,20 +357,23 @@ fn notes(agent: Agent, scope: Scope, action: Action) -> Vec<String> {
 /// Whether `command` is acp-gate's hook for `agent` (`.../acp-gate hook AGENT ...`), whatever
 /// the path it was installed from.
 fn is_ours(agent: Agent, command: &str) -> bool {
+    our_program(agent, command).is_some()
+}
+
+/// The program `command` runs (its first word), when `command` is acp-gate's hook for `agent`.
+pub(crate) fn our_program(agent: Agent, command: &str) -> Option<&str> {
     // The program is the first word, quoted as `shell_word` quotes a path with spaces.
     let command = command.trim_start();
     let (program, rest) = match command.chars().next() {
-        Some(quote @ ('\'' | '"')) => match command[1..].split_once(quote) {
-            Some(split) => split,
-            None => return false,
-        },
+        Some(quote @ ('\'' | '"')) => command[1..].split_once(quote)?,
         _ => command
             .split_once(char::is_whitespace)
             .unwrap_or((command, "")),
     };
     let words: Vec<&str> = rest.split_whitespace().collect();
-    program.rsplit('/').next() == Some("acp-gate")
-        && words.windows(2).any(|w| w == ["hook", agent.name()])
+    (program.rsplit('/').next() == Some("acp-gate")
+        && words.windows(2).any(|w| w == ["hook", agent.name()]))
+    .then_some(program)
 }
 
 /// `word` as one POSIX shell word.
@@ -375,15 +387,15 @@ pub fn shell_word(word: &str) -> String {
 
 /// How an agent's JSON settings hold hooks: `hooks.EVENT` is a list of matcher groups each
 /// with a `hooks` list of handlers (Claude Code, Gemini CLI), or a list of handlers (Copilot).
-struct JsonLayout {
-    events: &'static [&'static str],
+pub(crate) struct JsonLayout {
+    pub(crate) events: &'static [&'static str],
     /// A group's matcher, or `None` for handlers straight in the event's list.
-    matcher: Option<&'static str>,
+    pub(crate) matcher: Option<&'static str>,
     /// The key of a handler that holds its command.
-    command_key: &'static str,
+    pub(crate) command_key: &'static str,
 }
 
-fn json_layout(agent: Agent) -> JsonLayout {
+pub(crate) fn json_layout(agent: Agent) -> JsonLayout {
     match agent {
         Agent::Claude => JsonLayout {
             events: &["PreToolUse"],
@@ -598,7 +610,7 @@ fn uninstall_json(agent: Agent, layout: &JsonLayout, list: &mut Vec<Json>) -> Re
 
 /// Codex's events acp-gate answers (before every tool, and at its approval prompt), with the
 /// names Codex's hook trust gives them.
-const CODEX_EVENTS: [(&str, &str); 2] = [
+pub(crate) const CODEX_EVENTS: [(&str, &str); 2] = [
     ("PreToolUse", "pre_tool_use"),
     ("PermissionRequest", "permission_request"),
 ];
@@ -634,7 +646,7 @@ fn edit_toml(text: &str, action: Action, command: &str, trust: Option<&Path>) ->
     let mut moved: Vec<(String, String)> = Vec::new();
     let mut trusted: Vec<(String, String)> = Vec::new();
     let key = |event: &str, group: usize, handler: usize| {
-        trust.map(|path| format!("{}:{event}:{group}:{handler}", path.display()))
+        trust.map(|path| codex_trust_key(path, event, group, handler))
     };
     for (event, snake) in CODEX_EVENTS {
         if action == Action::Uninstall && hooks.get(event).is_none() {
@@ -785,10 +797,16 @@ fn retrust(
     Ok(())
 }
 
+/// Where Codex's `hooks.state` keeps the trust of the hook `handler` of group `group` of `event`
+/// (Codex's snake-case name) in the config file at `path` (absolute).
+pub(crate) fn codex_trust_key(path: &Path, event: &str, group: usize, handler: usize) -> String {
+    format!("{}:{event}:{group}:{handler}", path.display())
+}
+
 /// The hash Codex's `/hooks` screen trusts a command hook by: the sha256 of the compact JSON,
 /// keys sorted, of its event, its group's matcher and the handler as Codex reads it (its
 /// defaults filled in: `async` false, `timeout` 600 seconds).
-fn codex_trust_hash(
+pub(crate) fn codex_trust_hash(
     event: &str,
     matcher: Option<&str>,
     handler: &dyn toml_edit::TableLike,

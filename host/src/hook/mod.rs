@@ -7,7 +7,7 @@
 //! shape and exit code ([`reply`]). [`once`] is one hook process (`acp-gate hook AGENT`),
 //! which [`resident`] hands to a server kept running for the next calls; [`serve`] answers
 //! HTTP hooks; [`install`] puts the hook in an agent's settings file (read and written by
-//! [`settings`]) and takes it out again.
+//! [`settings`]) and takes it out again; [`status`] says whether each agent's hook gates.
 
 pub mod decide;
 pub mod install;
@@ -16,3 +16,4 @@ pub mod reply;
 pub mod resident;
 pub mod serve;
 mod settings;
+pub mod status;

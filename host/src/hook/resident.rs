@@ -177,7 +177,7 @@ pub fn declined() -> Option<(Vec<u8>, Option<Start>)> {
 }
 
 /// Whether hook calls go to resident servers: unless `$ACP_GATE_HOOK_RESIDENT` says no.
-fn enabled() -> bool {
+pub(crate) fn enabled() -> bool {
     let said = std::env::var("ACP_GATE_HOOK_RESIDENT").unwrap_or_default();
     !matches!(
         said.to_ascii_lowercase().as_str(),
@@ -860,6 +860,25 @@ pub fn stop_all() -> Result<(usize, u64)> {
         calls += served;
     }
     Ok((stopped, calls))
+}
+
+/// How many of this user's resident servers are running: those that hold their socket's lock,
+/// asked nothing (a call would keep one from going idle).
+pub(crate) fn running() -> Result<usize> {
+    let mut running = 0;
+    for dir in places().into_iter().filter(|dir| private(dir, false)) {
+        for entry in std::fs::read_dir(&dir).with_context(|| format!("{}", dir.display()))? {
+            let lock = entry?.path();
+            let name = lock.file_name().unwrap_or_default().to_string_lossy();
+            if name.starts_with("hook-")
+                && name.ends_with(".lock")
+                && hold(&lock.with_extension("sock"), Duration::ZERO)?.is_none()
+            {
+                running += 1;
+            }
+        }
+    }
+    Ok(running)
 }
 
 /// Stops the servers listening in `dir`, and takes away what ended ones left there.

@@ -29,11 +29,14 @@ impl Resident {
         Resident { sandbox, runtime }
     }
 
-    /// `acp-gate ARGS`, handing hook calls to a resident server when `resident`.
+    /// `acp-gate ARGS`, handing hook calls to a resident server when `resident`. Its
+    /// temporary directory is the sandbox's, so that the servers of a runtime directory too
+    /// deep fall back to a place of their own, and `hook stop` sees no other test's.
     fn command(&self, args: &[&str], resident: bool) -> Command {
         let mut command = self.sandbox.command(args);
         command
             .env("XDG_RUNTIME_DIR", &self.runtime)
+            .env("TMPDIR", &self.sandbox.root)
             .env("ACP_GATE_HOOK_IDLE", "120")
             .env("ACP_GATE_HOOK_RESIDENT", if resident { "1" } else { "0" });
         command
@@ -318,7 +321,8 @@ fn a_runtime_directory_too_deep_for_a_socket_falls_back_to_a_short_private_one()
     let first = resident.hook("claude", &payload, true);
     assert!(first.status.success(), "{}", stderr(&first));
     // SAFETY: getuid(2) cannot fail.
-    let short = PathBuf::from(format!("/tmp/acp-gate-{}", unsafe { libc::getuid() }));
+    let own = format!("acp-gate-{}", unsafe { libc::getuid() });
+    let short = resident.sandbox.root.join(own);
     let deadline = Instant::now() + Duration::from_secs(60);
     let served = loop {
         let output = resident.hook("claude", &payload, true);
@@ -335,6 +339,7 @@ fn a_runtime_directory_too_deep_for_a_socket_falls_back_to_a_short_private_one()
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(served, "no resident server listened in {}", short.display());
+    assert!(short.is_dir(), "the fallback is the temporary directory's");
     assert!(
         resident.sockets().is_empty(),
         "nothing in the deep directory"

@@ -10,12 +10,12 @@ use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
-use minijinja::{Environment, Value as Template, context};
+use minijinja::{Environment, UndefinedBehavior, Value as Template, context};
 use serde::Deserialize;
 
 use super::Service;
 use super::auth::{self, Reviewer};
-use super::db::{Filter, Role};
+use super::db::{AuditSummary, Escalation, Filter, Role, Token};
 use super::decision::Choice;
 use super::error::Refusal;
 
@@ -42,20 +42,31 @@ pub struct Pages {
 impl Pages {
     pub fn new() -> anyhow::Result<Pages> {
         let mut env = Environment::new();
+        // A field a template names that the page's data lacks is an error rather than an
+        // empty string: the tests draw every page in every state, so a misspelt field fails
+        // there instead of showing nothing.
+        env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
         for (name, source) in TEMPLATES {
             env.add_template(name, source)
                 .map_err(|e| anyhow::anyhow!("page template {name}: {e}"))?;
         }
         env.add_filter("ago", ago);
         env.add_filter("when", when);
+        env.add_filter("truncate", truncate);
         env.add_filter("pretty", |value: Template| {
             serde_json::to_string_pretty(&value).unwrap_or_default()
         });
         Ok(Pages { env })
     }
 
+    /// Page `name` drawn with `context`.
+    fn draw(&self, name: &str, context: Template) -> Result<String, minijinja::Error> {
+        self.env.get_template(name)?.render(context)
+    }
+
+    /// Page `name`, or a plain 500 that says it could not be drawn (the log says why).
     fn render(&self, name: &str, context: Template) -> Response {
-        match self.env.get_template(name).and_then(|t| t.render(context)) {
+        match self.draw(name, context) {
             Ok(html) => Html(html).into_response(),
             Err(error) => {
                 eprintln!("acp-gate serve: page {name}: {error:#}");
@@ -77,6 +88,16 @@ fn ago(ms: i64) -> String {
         60..3600 => format!("{} min ago", seconds / 60),
         3600..86400 => format!("{} h ago", seconds / 3600),
         _ => format!("{} days ago", seconds / 86400),
+    }
+}
+
+/// `text` cut to its first `chars` characters, with `…` when it was longer. (minijinja's own
+/// `truncate` is in minijinja-contrib, which the service does not build: a template that used
+/// it failed to draw.)
+fn truncate(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
     }
 }
 
@@ -115,13 +136,22 @@ async fn stylesheet() -> impl IntoResponse {
 type PageResult = Result<Response, Response>;
 
 fn failed(service: &Service, reviewer: Option<&Reviewer>, refusal: Refusal) -> Response {
-    let status = refusal.status;
-    let mut page = service.pages.render(
-        "error.html",
-        context! { me => reviewer.map(|r| &r.token), csrf => reviewer.map(|r| &r.csrf), status => status.as_u16(), message => refusal.message },
-    );
-    *page.status_mut() = status;
+    let mut page = service
+        .pages
+        .render("error.html", error_page(reviewer, &refusal));
+    *page.status_mut() = refusal.status;
     page
+}
+
+/// The error page's data: what went wrong, for whoever is signed in (if anyone).
+fn error_page(reviewer: Option<&Reviewer>, refusal: &Refusal) -> Template {
+    context! {
+        me => reviewer.map(|r| &r.token),
+        csrf => reviewer.map(|r| &r.csrf),
+        page => "error",
+        status => refusal.status.as_u16(),
+        message => &refusal.message,
+    }
 }
 
 /// Forms that change something must come from this page: SameSite=Strict keeps the cookie
@@ -224,6 +254,60 @@ async fn logout(
     Ok(([(header::SET_COOKIE, cookie)], Redirect::to("/login")).into_response())
 }
 
+/// A signed-in page and what it shows. The handlers gather the data; [`Pages::view`] draws it
+/// (and the tests draw every page from data in every state).
+pub enum View<'a> {
+    Queue {
+        open: &'a [Escalation],
+        filter: &'a Filter,
+        facets: &'a [Vec<String>; 3],
+    },
+    History {
+        decided: &'a [Escalation],
+    },
+    Audit {
+        summary: &'a AuditSummary,
+        tokens: &'a [Token],
+    },
+    Escalation {
+        escalation: &'a Escalation,
+        own: bool,
+    },
+}
+
+impl View<'_> {
+    /// The view's template, and its data for `reviewer`.
+    fn page(&self, reviewer: &Reviewer) -> (&'static str, Template) {
+        let me = context! { me => &reviewer.token, csrf => &reviewer.csrf };
+        let (name, data) = match self {
+            View::Queue {
+                open,
+                filter,
+                facets: [teams, agents, kinds],
+            } => (
+                "queue.html",
+                context! { page => "queue", open, filter, teams, agents, kinds },
+            ),
+            View::History { decided } => ("history.html", context! { page => "history", decided }),
+            View::Audit { summary, tokens } => {
+                ("audit.html", context! { page => "audit", summary, tokens })
+            }
+            View::Escalation { escalation, own } => (
+                "escalation.html",
+                context! { page => "queue", e => escalation, own },
+            ),
+        };
+        (name, context! { ..me, ..data })
+    }
+}
+
+impl Pages {
+    fn view(&self, reviewer: &Reviewer, view: View) -> Response {
+        let (name, context) = view.page(reviewer);
+        self.render(name, context)
+    }
+}
+
 async fn queue(
     State(service): State<Arc<Service>>,
     reviewer: Reviewer,
@@ -236,11 +320,13 @@ async fn queue(
         kind: filter.kind.filter(|v| !v.is_empty()),
     };
     let open = service.db.list(true, &filter, 200).await.map_err(fail)?;
-    let [teams, agents, kinds] = service.db.facets().await.map_err(fail)?;
-    Ok(service.pages.render(
-        "queue.html",
-        context! { me => &reviewer.token, csrf => &reviewer.csrf, page => "queue", open, filter, teams, agents, kinds },
-    ))
+    let facets = service.db.facets().await.map_err(fail)?;
+    let view = View::Queue {
+        open: &open,
+        filter: &filter,
+        facets: &facets,
+    };
+    Ok(service.pages.view(&reviewer, view))
 }
 
 async fn history(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageResult {
@@ -249,10 +335,8 @@ async fn history(State(service): State<Arc<Service>>, reviewer: Reviewer) -> Pag
         .list(false, &Filter::default(), 200)
         .await
         .map_err(|e| failed(&service, Some(&reviewer), e.into()))?;
-    Ok(service.pages.render(
-        "history.html",
-        context! { me => &reviewer.token, csrf => &reviewer.csrf, page => "history", decided },
-    ))
+    let view = View::History { decided: &decided };
+    Ok(service.pages.view(&reviewer, view))
 }
 
 async fn audit(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageResult {
@@ -269,10 +353,11 @@ async fn audit(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageR
             .map_err(|e| failed(&service, Some(&reviewer), e.into()))?,
         _ => Vec::new(),
     };
-    Ok(service.pages.render(
-        "audit.html",
-        context! { me => &reviewer.token, csrf => &reviewer.csrf, page => "audit", summary, tokens },
-    ))
+    let view = View::Audit {
+        summary: &summary,
+        tokens: &tokens,
+    };
+    Ok(service.pages.view(&reviewer, view))
 }
 
 async fn escalation(
@@ -293,10 +378,11 @@ async fn escalation(
     };
     let own = reviewer.token.person() == super::db::person(&escalation.requester)
         || reviewer.token.person() == escalation.submission.developer;
-    Ok(service.pages.render(
-        "escalation.html",
-        context! { me => &reviewer.token, csrf => &reviewer.csrf, page => "queue", e => escalation, own },
-    ))
+    let view = View::Escalation {
+        escalation: &escalation,
+        own,
+    };
+    Ok(service.pages.view(&reviewer, view))
 }
 
 #[derive(Deserialize)]
@@ -326,5 +412,220 @@ async fn decide(
     match decided {
         Ok(_) => Ok(Redirect::to(&format!("/escalations/{id}")).into_response()),
         Err(refusal) => Err(failed(&service, Some(&reviewer), refusal)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::serve::db::Tally;
+    use crate::service::Submission;
+
+    fn token(name: &str, role: Role) -> Token {
+        Token {
+            id: format!("tok_{name}"),
+            name: name.to_owned(),
+            role,
+            team: Some("payments".to_owned()),
+            created_ms: 1_700_000_000_000,
+            revoked_ms: None,
+        }
+    }
+
+    fn reviewer() -> Reviewer {
+        Reviewer {
+            token: token("bob", Role::Admin),
+            csrf: "csrf".to_owned(),
+            session: "session".to_owned(),
+        }
+    }
+
+    /// An open escalation of alice's, asking to run `subject`.
+    fn escalation(id: &str, subject: &str) -> Escalation {
+        let submission = Submission {
+            id: id.to_owned(),
+            session_id: "session-1".to_owned(),
+            fingerprint: "a".repeat(64),
+            kind: "execute".to_owned(),
+            tool: "Bash".to_owned(),
+            title: subject.to_owned(),
+            subject: subject.to_owned(),
+            reasons: vec!["unknown command: a person must answer".to_owned()],
+            handlers: json!([{"name": "builtin-commands", "tier": "builtin", "verdict": "ask", "reason": "unknown"}]),
+            input: json!({ "command": subject }),
+            paths: vec!["/ws/src".to_owned()],
+            developer: "alice".to_owned(),
+            machine: "laptop".to_owned(),
+            workspace: "/ws".to_owned(),
+            agent: "claude".to_owned(),
+        };
+        Escalation {
+            id: id.to_owned(),
+            token_id: "tok_alice".to_owned(),
+            requester: "alice@laptop".to_owned(),
+            team: Some("payments".to_owned()),
+            session_id: submission.session_id.clone(),
+            fingerprint: submission.fingerprint.clone(),
+            kind: submission.kind.clone(),
+            tool: submission.tool.clone(),
+            subject: subject.to_owned(),
+            agent: submission.agent.clone(),
+            submission,
+            created_ms: super::super::db::now() - 60_000,
+            status: "open".to_owned(),
+            reviewer: None,
+            decided_ms: None,
+            message: None,
+            rule: None,
+            statement: None,
+            signature: None,
+            claimed_ms: None,
+            delivered_ms: None,
+        }
+    }
+
+    /// `escalation` decided by bob: `status` (allowed or denied).
+    fn decided(mut escalation: Escalation, status: &str) -> Escalation {
+        escalation.status = status.to_owned();
+        escalation.reviewer = Some("bob".to_owned());
+        escalation.decided_ms = Some(super::super::db::now() - 1000);
+        escalation.statement = Some("{}".to_owned());
+        escalation.signature = Some("sig".to_owned());
+        escalation
+    }
+
+    /// Escalations in every state a page shows: open, decided each way (delivered, claimed,
+    /// neither), with a rule and a message, with no reasons or paths, with text that hides
+    /// characters, that is long and unbroken, or that looks like markup.
+    fn every_state() -> Vec<Escalation> {
+        let mut bare = escalation("esc-bare", "make deploy");
+        bare.submission.reasons.clear();
+        bare.submission.paths.clear();
+        bare.submission.handlers = json!([]);
+        bare.team = None;
+        let mut delivered = decided(escalation("esc-delivered", "terraform apply"), "allowed");
+        delivered.delivered_ms = Some(super::super::db::now());
+        let mut claimed = decided(escalation("esc-claimed", "terraform apply"), "allowed");
+        claimed.claimed_ms = Some(super::super::db::now());
+        let mut proposed = decided(escalation("esc-rule", "make deploy"), "allowed");
+        proposed.rule = Some("[[handler]]\nname = \"proposed\"\n".to_owned());
+        let mut denied = decided(escalation("esc-denied", "rm -rf build"), "denied");
+        denied.message = Some("not on the shared cluster".to_owned());
+        let mut hostile = escalation(
+            "esc-hostile",
+            "rm -rf ~/\u{202E}hs.txt\u{200B} && echo <script>alert(1)</script>",
+        );
+        hostile.submission.reasons = vec!["it said \u{2066}nothing\u{2069}".to_owned()];
+        hostile.submission.developer = "ali\u{200B}ce".to_owned();
+        hostile.agent = "\"><img src=x onerror=alert(1)>".to_owned();
+        let long = escalation("esc-long", &format!("echo {}", "A".repeat(5000)));
+        vec![
+            escalation("esc-open", "terraform apply"),
+            bare,
+            delivered,
+            claimed,
+            proposed,
+            denied,
+            decided(escalation("esc-late", "terraform apply"), "allowed"),
+            hostile,
+            long,
+        ]
+    }
+
+    /// The audit page's figures: none, and some.
+    fn summaries() -> Vec<AuditSummary> {
+        let tally = |name: &str| Tally {
+            name: name.to_owned(),
+            allow: 3,
+            deny: 1,
+            ask: 2,
+            total: 6,
+        };
+        let some = AuditSummary {
+            total: tally("all"),
+            by_handler: vec![tally("builtin-commands")],
+            by_agent: vec![tally("claude")],
+            by_developer: vec![tally("ali\u{200B}ce")],
+            most_asked: vec![("rm -rf ~/\u{202E}hs.txt".to_owned(), 4)],
+            broken: vec![super::super::db::BrokenChain {
+                developer: "mallory".to_owned(),
+                log: "log-1".to_owned(),
+                seq: 3,
+                why: "record 3 does not follow record 1".to_owned(),
+            }],
+        };
+        vec![AuditSummary::default(), some]
+    }
+
+    /// Draws `view`; a page that cannot be drawn fails the test, naming it.
+    fn drawn(pages: &Pages, view: View, what: &str) -> String {
+        let (name, context) = view.page(&reviewer());
+        match pages.draw(name, context) {
+            Ok(html) => html,
+            Err(error) => panic!("{name} ({what}) cannot be drawn: {error:#}"),
+        }
+    }
+
+    #[test]
+    fn every_page_draws_in_every_state() {
+        let pages = Pages::new().unwrap();
+        let all = every_state();
+        let (open, decided): (Vec<_>, Vec<_>) =
+            all.iter().cloned().partition(|e| e.status == "open");
+        let facets = [
+            vec!["payments".to_owned()],
+            vec!["claude".to_owned()],
+            vec!["execute".to_owned()],
+        ];
+        let filters = [
+            Filter::default(),
+            Filter {
+                team: Some("payments".to_owned()),
+                ..Filter::default()
+            },
+        ];
+        for list in [&[][..], &open[..]] {
+            for filter in &filters {
+                let view = View::Queue {
+                    open: list,
+                    filter,
+                    facets: &facets,
+                };
+                drawn(&pages, view, &format!("{} open", list.len()));
+            }
+        }
+        for list in [&[][..], &decided[..]] {
+            let view = View::History { decided: list };
+            drawn(&pages, view, &format!("{} decided", list.len()));
+        }
+        let tokens = [token("bob", Role::Admin), token("alice@laptop", Role::Gate)];
+        for summary in summaries() {
+            for tokens in [&[][..], &tokens[..]] {
+                let view = View::Audit {
+                    summary: &summary,
+                    tokens,
+                };
+                drawn(&pages, view, "audit");
+            }
+        }
+        for escalation in &all {
+            for own in [false, true] {
+                let view = View::Escalation { escalation, own };
+                drawn(&pages, view, &escalation.id);
+            }
+        }
+        for context in [
+            context! {},
+            context! { error => "this token is unknown or revoked" },
+        ] {
+            pages.draw("login.html", context).unwrap();
+        }
+        let refusal = Refusal::not_found("no escalation esc-x");
+        for me in [Some(reviewer()), None] {
+            let page = error_page(me.as_ref(), &refusal);
+            pages.draw("error.html", page).unwrap();
+        }
     }
 }

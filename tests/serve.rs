@@ -351,16 +351,25 @@ fn a_waiting_run_goes_on_when_a_reviewer_allows(review: Review) {
     assert_eq!(escalation["team"], "payments");
     let id = escalation["id"].as_str().unwrap().to_owned();
 
-    // Alice's own reviewer token cannot decide it, nor can a gate's; Bob's can.
+    // Alice's own reviewer token cannot decide it, however her name is spelt (case, fullwidth
+    // letters, surrounding space, a zero-width space), nor can a gate's; Bob's can.
     let (sandbox, database) = (&review.sandbox, &review.database);
-    let alice = token(sandbox, database, "reviewer", "alice", None);
     let allow = json!({ "choice": "allow" });
-    let (status, refused) = review.decide(&alice, &id, allow.clone());
-    assert_eq!(status, 403, "{refused}");
-    assert!(
-        refused["error"].as_str().unwrap().contains("own request"),
-        "{refused}"
-    );
+    for alice in [
+        "alice",
+        "Alice",
+        " alice",
+        "ＡＬＩＣＥ",
+        "ali\u{200B}ce@desk",
+    ] {
+        let alice = token(sandbox, database, "reviewer", alice, None);
+        let (status, refused) = review.decide(&alice, &id, allow.clone());
+        assert_eq!(status, 403, "{refused}");
+        assert!(
+            refused["error"].as_str().unwrap().contains("own request"),
+            "{refused}"
+        );
+    }
     let (status, refused) = review.decide(&review.gate, &id, allow.clone());
     assert_eq!(status, 403, "a gate's token decides nothing: {refused}");
     let (status, decided) = review.decide(&review.reviewer, &id, allow);

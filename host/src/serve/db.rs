@@ -83,15 +83,11 @@ pub struct Token {
 }
 
 impl Token {
-    /// The person a token stands for: its name up to `@` (`alice@laptop` is alice's).
-    pub fn person(&self) -> &str {
-        person(&self.name)
+    /// The person a token stands for, normalised: its name up to `@` (`alice@laptop` is
+    /// alice's).
+    pub fn person(&self) -> String {
+        super::identity::person(&self.name)
     }
-}
-
-/// The person a token name stands for.
-pub fn person(name: &str) -> &str {
-    name.split('@').next().unwrap_or(name)
 }
 
 /// An escalation as stored.

@@ -6,6 +6,8 @@
 //!
 //! - [`settings`]: serve.toml and flags; [`db`]: storage (SQLite or PostgreSQL) and migrations;
 //! - [`auth`]: tokens, roles, rate limits, page sessions; [`error`]: the one error type;
+//! - [`identity`]: who a name stands for, in one normalised form; [`visible`]: hidden
+//!   characters of a request's text made visible;
 //! - [`api`]: the JSON API; [`page`]: the reviewers' page; [`decision`]: deciding;
 //! - [`wake`]: waking waiting gates (LISTEN/NOTIFY across instances); [`webhook`]:
 //!   notifications; [`tls`]: serving over rustls.
@@ -15,9 +17,11 @@ pub mod auth;
 pub mod db;
 pub mod decision;
 pub mod error;
+pub mod identity;
 pub mod page;
 pub mod settings;
 pub mod tls;
+pub mod visible;
 pub mod wake;
 pub mod webhook;
 

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use super::Service;
 use super::auth::{self, Reviewer};
 use super::db::{AuditSummary, Escalation, Filter, Role, Token};
-use super::decision::Choice;
+use super::decision::{self, Choice};
 use super::error::Refusal;
 
 /// The templates, by name, as compiled into the binary.
@@ -376,11 +376,9 @@ async fn escalation(
         }
         Err(error) => return Err(failed(&service, Some(&reviewer), error.into())),
     };
-    let own = reviewer.token.person() == super::db::person(&escalation.requester)
-        || reviewer.token.person() == escalation.submission.developer;
     let view = View::Escalation {
+        own: decision::own(&reviewer.token, &escalation),
         escalation: &escalation,
-        own,
     };
     Ok(service.pages.view(&reviewer, view))
 }

@@ -118,6 +118,54 @@ pub struct Escalation {
     pub delivered_ms: Option<i64>,
 }
 
+#[cfg(test)]
+impl Escalation {
+    /// For tests: an open escalation of alice's (`alice@laptop`, team payments), asking to run
+    /// `subject`.
+    pub fn example(id: &str, subject: &str) -> Escalation {
+        let submission = Submission {
+            id: id.to_owned(),
+            session_id: "session-1".to_owned(),
+            fingerprint: "a".repeat(64),
+            kind: "execute".to_owned(),
+            tool: "Bash".to_owned(),
+            title: subject.to_owned(),
+            subject: subject.to_owned(),
+            reasons: vec!["unknown command: a person must answer".to_owned()],
+            handlers: serde_json::json!([{"name": "builtin-commands", "tier": "builtin", "verdict": "ask", "reason": "unknown"}]),
+            input: serde_json::json!({ "command": subject }),
+            paths: vec!["/ws/src".to_owned()],
+            developer: "alice".to_owned(),
+            machine: "laptop".to_owned(),
+            workspace: "/ws".to_owned(),
+            agent: "claude".to_owned(),
+        };
+        Escalation {
+            id: id.to_owned(),
+            token_id: "tok_alice".to_owned(),
+            requester: "alice@laptop".to_owned(),
+            team: Some("payments".to_owned()),
+            session_id: submission.session_id.clone(),
+            fingerprint: submission.fingerprint.clone(),
+            kind: submission.kind.clone(),
+            tool: submission.tool.clone(),
+            subject: subject.to_owned(),
+            agent: submission.agent.clone(),
+            submission,
+            created_ms: now() - 60_000,
+            status: "open".to_owned(),
+            reviewer: None,
+            decided_ms: None,
+            message: None,
+            rule: None,
+            statement: None,
+            signature: None,
+            claimed_ms: None,
+            delivered_ms: None,
+        }
+    }
+}
+
 /// What a submission did.
 #[derive(Debug, PartialEq)]
 pub enum Submitted {

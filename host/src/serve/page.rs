@@ -1,7 +1,8 @@
 //! The reviewers' page: server-rendered HTML (minijinja templates compiled into the binary,
-//! escaped by default), one stylesheet and no script. A reviewer signs in with their token
-//! (it becomes a session cookie); every form that changes something carries the session's
-//! CSRF token and must come from the page's own origin.
+//! escaped by default, every hidden character of a request's text drawn as a visible escape),
+//! one stylesheet and no script. A reviewer signs in with their token (it becomes a session
+//! cookie); every form that changes something carries the session's CSRF token and must come
+//! from the page's own origin.
 
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
-use minijinja::{Environment, UndefinedBehavior, Value as Template, context};
+use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value as Template, context};
 use serde::Deserialize;
 
 use super::Service;
@@ -18,6 +19,7 @@ use super::auth::{self, Reviewer};
 use super::db::{AuditSummary, Escalation, Filter, Role, Token};
 use super::decision::{self, Choice};
 use super::error::Refusal;
+use super::visible;
 
 /// The templates, by name, as compiled into the binary.
 const TEMPLATES: &[(&str, &str)] = &[
@@ -46,6 +48,14 @@ impl Pages {
         // empty string: the tests draw every page in every state, so a misspelt field fails
         // there instead of showing nothing.
         env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
+        // Every string a page shows goes through `visible::html`: escaped, and each hidden
+        // character drawn where it stands, so no template can show a request's text raw.
+        env.set_formatter(|out, state, value| match value.as_str() {
+            Some(text) if !value.is_safe() && state.auto_escape() == AutoEscape::Html => out
+                .write_str(&visible::html(text))
+                .map_err(minijinja::Error::from),
+            _ => minijinja::escape_formatter(out, state, value),
+        });
         for (name, source) in TEMPLATES {
             env.add_template(name, source)
                 .map_err(|e| anyhow::anyhow!("page template {name}: {e}"))?;
@@ -53,6 +63,7 @@ impl Pages {
         env.add_filter("ago", ago);
         env.add_filter("when", when);
         env.add_filter("truncate", truncate);
+        env.add_filter("hides", |value: Template| visible::anywhere(&value));
         env.add_filter("pretty", |value: Template| {
             serde_json::to_string_pretty(&value).unwrap_or_default()
         });
@@ -419,7 +430,6 @@ mod tests {
 
     use super::*;
     use crate::serve::db::Tally;
-    use crate::service::Submission;
 
     fn token(name: &str, role: Role) -> Token {
         Token {
@@ -440,50 +450,6 @@ mod tests {
         }
     }
 
-    /// An open escalation of alice's, asking to run `subject`.
-    fn escalation(id: &str, subject: &str) -> Escalation {
-        let submission = Submission {
-            id: id.to_owned(),
-            session_id: "session-1".to_owned(),
-            fingerprint: "a".repeat(64),
-            kind: "execute".to_owned(),
-            tool: "Bash".to_owned(),
-            title: subject.to_owned(),
-            subject: subject.to_owned(),
-            reasons: vec!["unknown command: a person must answer".to_owned()],
-            handlers: json!([{"name": "builtin-commands", "tier": "builtin", "verdict": "ask", "reason": "unknown"}]),
-            input: json!({ "command": subject }),
-            paths: vec!["/ws/src".to_owned()],
-            developer: "alice".to_owned(),
-            machine: "laptop".to_owned(),
-            workspace: "/ws".to_owned(),
-            agent: "claude".to_owned(),
-        };
-        Escalation {
-            id: id.to_owned(),
-            token_id: "tok_alice".to_owned(),
-            requester: "alice@laptop".to_owned(),
-            team: Some("payments".to_owned()),
-            session_id: submission.session_id.clone(),
-            fingerprint: submission.fingerprint.clone(),
-            kind: submission.kind.clone(),
-            tool: submission.tool.clone(),
-            subject: subject.to_owned(),
-            agent: submission.agent.clone(),
-            submission,
-            created_ms: super::super::db::now() - 60_000,
-            status: "open".to_owned(),
-            reviewer: None,
-            decided_ms: None,
-            message: None,
-            rule: None,
-            statement: None,
-            signature: None,
-            claimed_ms: None,
-            delivered_ms: None,
-        }
-    }
-
     /// `escalation` decided by bob: `status` (allowed or denied).
     fn decided(mut escalation: Escalation, status: &str) -> Escalation {
         escalation.status = status.to_owned();
@@ -498,35 +464,44 @@ mod tests {
     /// neither), with a rule and a message, with no reasons or paths, with text that hides
     /// characters, that is long and unbroken, or that looks like markup.
     fn every_state() -> Vec<Escalation> {
-        let mut bare = escalation("esc-bare", "make deploy");
+        let mut bare = Escalation::example("esc-bare", "make deploy");
         bare.submission.reasons.clear();
         bare.submission.paths.clear();
         bare.submission.handlers = json!([]);
         bare.team = None;
-        let mut delivered = decided(escalation("esc-delivered", "terraform apply"), "allowed");
+        let mut delivered = decided(
+            Escalation::example("esc-delivered", "terraform apply"),
+            "allowed",
+        );
         delivered.delivered_ms = Some(super::super::db::now());
-        let mut claimed = decided(escalation("esc-claimed", "terraform apply"), "allowed");
+        let mut claimed = decided(
+            Escalation::example("esc-claimed", "terraform apply"),
+            "allowed",
+        );
         claimed.claimed_ms = Some(super::super::db::now());
-        let mut proposed = decided(escalation("esc-rule", "make deploy"), "allowed");
+        let mut proposed = decided(Escalation::example("esc-rule", "make deploy"), "allowed");
         proposed.rule = Some("[[handler]]\nname = \"proposed\"\n".to_owned());
-        let mut denied = decided(escalation("esc-denied", "rm -rf build"), "denied");
+        let mut denied = decided(Escalation::example("esc-denied", "rm -rf build"), "denied");
         denied.message = Some("not on the shared cluster".to_owned());
-        let mut hostile = escalation(
+        let mut hostile = Escalation::example(
             "esc-hostile",
             "rm -rf ~/\u{202E}hs.txt\u{200B} && echo <script>alert(1)</script>",
         );
         hostile.submission.reasons = vec!["it said \u{2066}nothing\u{2069}".to_owned()];
         hostile.submission.developer = "ali\u{200B}ce".to_owned();
         hostile.agent = "\"><img src=x onerror=alert(1)>".to_owned();
-        let long = escalation("esc-long", &format!("echo {}", "A".repeat(5000)));
+        let long = Escalation::example("esc-long", &format!("echo {}", "A".repeat(5000)));
         vec![
-            escalation("esc-open", "terraform apply"),
+            Escalation::example("esc-open", "terraform apply"),
             bare,
             delivered,
             claimed,
             proposed,
             denied,
-            decided(escalation("esc-late", "terraform apply"), "allowed"),
+            decided(
+                Escalation::example("esc-late", "terraform apply"),
+                "allowed",
+            ),
             hostile,
             long,
         ]
@@ -557,13 +532,20 @@ mod tests {
         vec![AuditSummary::default(), some]
     }
 
-    /// Draws `view`; a page that cannot be drawn fails the test, naming it.
+    /// Draws `view`; a page that cannot be drawn, or that draws a hidden character as it is,
+    /// fails the test, naming it.
     fn drawn(pages: &Pages, view: View, what: &str) -> String {
         let (name, context) = view.page(&reviewer());
-        match pages.draw(name, context) {
+        let html = match pages.draw(name, context) {
             Ok(html) => html,
             Err(error) => panic!("{name} ({what}) cannot be drawn: {error:#}"),
-        }
+        };
+        let raw = html.chars().find(|c| visible::hidden(*c));
+        assert_eq!(
+            raw, None,
+            "{name} ({what}) draws a hidden character as it is"
+        );
+        html
     }
 
     #[test]
@@ -613,6 +595,21 @@ mod tests {
                 let view = View::Escalation { escalation, own };
                 drawn(&pages, view, &escalation.id);
             }
+        }
+        let hostile = all.iter().find(|e| e.id == "esc-hostile").unwrap();
+        let view = View::Escalation {
+            escalation: hostile,
+            own: false,
+        };
+        let page = drawn(&pages, view, "hostile");
+        for shown in [
+            "~&#x2f;<span class=hidden>⟨U+202E⟩</span>hs.txt<span class=hidden>⟨U+200B⟩</span>",
+            "echo &lt;script&gt;alert(1)&lt;&#x2f;script&gt;",
+            "holds hidden characters",
+            "ali<span class=hidden>⟨U+200B⟩</span>ce",
+            "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;",
+        ] {
+            assert!(page.contains(shown), "no {shown} in:\n{page}");
         }
         for context in [
             context! {},

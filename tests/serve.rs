@@ -130,6 +130,17 @@ fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
 
 /// One HTTP request to the service: its status and JSON body.
 pub fn call(method: &str, url: &str, token: &str, body: Option<Value>) -> (u16, Value) {
+    call_with(method, url, token, body, &[])
+}
+
+/// [`call`] with more `headers`.
+fn call_with(
+    method: &str,
+    url: &str,
+    token: &str,
+    body: Option<Value>,
+    headers: &[(&str, &str)],
+) -> (u16, Value) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     block_on(async {
         let client = reqwest::Client::new();
@@ -137,6 +148,9 @@ pub fn call(method: &str, url: &str, token: &str, body: Option<Value>) -> (u16, 
             .request(method.parse().unwrap(), url)
             .bearer_auth(token)
             .timeout(Duration::from_secs(60));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
         if let Some(body) = body {
             request = request.json(&body);
         }
@@ -926,6 +940,189 @@ fn a_reviewer_allows_a_waiting_run_in_the_browser() {
         audit
             .iter()
             .any(|l| l["answer"] == format!("allow-once (reviewer: {id} by bob)"))
+    );
+}
+
+/// One request to the page as a browser sends it (`form`: a POST's fields), redirects not
+/// followed: the status, the `Set-Cookie` values and the body.
+fn browse(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    form: &[(&str, &str)],
+) -> (u16, Vec<String>, String) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let encode = |value: &str| -> String {
+        value
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    char::from(b).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    let body: Vec<String> = form
+        .iter()
+        .map(|(name, value)| format!("{name}={}", encode(value)))
+        .collect();
+    block_on(async {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let mut request = client.request(method.parse().unwrap(), url);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        if method == "POST" {
+            request = request
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(body.join("&"));
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let cookies = (response.headers().get_all("set-cookie").iter())
+            .map(|v| v.to_str().unwrap().to_owned())
+            .collect();
+        (status, cookies, response.text().await.unwrap())
+    })
+}
+
+/// The value cookie `name` is set to among `cookies` (`Set-Cookie` values), unless it is
+/// ended.
+fn cookie_set(cookies: &[String], name: &str) -> Option<String> {
+    let value = cookies
+        .iter()
+        .find_map(|c| c.strip_prefix(&format!("{name}=")))?;
+    let value = value.split(';').next().unwrap();
+    (!value.is_empty()).then(|| value.to_owned())
+}
+
+/// A sign-in through another site is refused: a form with no sign-in cookie beside it (a
+/// SameSite=Strict cookie never goes with another site's post), another CSRF token, an
+/// `Origin` of another site or an opaque one, a `Sec-Fetch-Site: cross-site`; the page's own
+/// form signs in. Signing out likewise. A flood of unknown tokens from one address is held
+/// back (429) before it costs a lookup each, on the API and on the sign-in page; the tokens
+/// already found good still work from that address, a new one once the address's budget
+/// refills; an `X-Forwarded-For` is believed only behind a proxy, which tells clients apart.
+#[test]
+fn signing_in_from_another_site_and_floods_of_unknown_tokens_are_refused() {
+    let review = Review::sqlite(&[]);
+    let url = review.service.url.as_str();
+    let (login, logout) = (format!("{url}/login"), format!("{url}/logout"));
+    let (status, cookies, _) = browse("GET", &login, &[], &[]);
+    assert_eq!(status, 200);
+    let csrf = cookie_set(&cookies, "acp_gate_login").unwrap();
+    let cookie = format!("acp_gate_login={csrf}");
+    let sign_in = |headers: &[(&str, &str)], csrf: &str| {
+        let form = [("token", review.reviewer.as_str()), ("csrf", csrf)];
+        browse("POST", &login, headers, &form)
+    };
+    let forged: [(&[(&str, &str)], &str); 5] = [
+        (&[], &csrf),
+        (&[("cookie", &cookie)], "forged"),
+        (
+            &[("cookie", &cookie), ("origin", "https://evil.example")],
+            &csrf,
+        ),
+        (&[("cookie", &cookie), ("origin", "null")], &csrf),
+        (
+            &[("cookie", &cookie), ("sec-fetch-site", "cross-site")],
+            &csrf,
+        ),
+    ];
+    for (headers, csrf) in forged {
+        let (status, cookies, body) = sign_in(headers, csrf);
+        assert_eq!(status, 403, "{headers:?}: {body}");
+        assert_eq!(cookie_set(&cookies, "acp_gate_session"), None);
+    }
+    let ours = [
+        ("cookie", cookie.as_str()),
+        ("origin", url),
+        ("sec-fetch-site", "same-origin"),
+    ];
+    let (status, cookies, body) = sign_in(&ours, &csrf);
+    assert_eq!(status, 303, "{body}");
+    let session = format!(
+        "acp_gate_session={}",
+        cookie_set(&cookies, "acp_gate_session").unwrap()
+    );
+    let (status, _, page) = browse("GET", &format!("{url}/queue"), &[("cookie", &session)], &[]);
+    assert_eq!(status, 200, "{page}");
+    let page_csrf = page.split("name=\"csrf\" value=\"").nth(1).unwrap();
+    let page_csrf = page_csrf.split('"').next().unwrap();
+    for (origin, expected) in [("https://evil.example", 403), ("null", 403), (url, 303)] {
+        let headers = [("cookie", session.as_str()), ("origin", origin)];
+        let (status, _, body) = browse("POST", &logout, &headers, &[("csrf", page_csrf)]);
+        assert_eq!(status, expected, "signing out from {origin}: {body}");
+    }
+
+    // A flood of unknown tokens from this address, each claiming another forwarded address
+    // (not believed: no proxy is declared).
+    let unknown = format!("{url}/v1/escalations/esc-none");
+    assert_eq!(
+        call("GET", &unknown, &review.gate, None).0,
+        404,
+        "found good"
+    );
+    let flood: Vec<u16> = (0..30)
+        .map(|n| {
+            let forwarded = format!("203.0.113.{n}");
+            let headers = [("x-forwarded-for", forwarded.as_str())];
+            call_with("GET", &unknown, &format!("acpg_guess{n}"), None, &headers).0
+        })
+        .collect();
+    let held = flood.iter().position(|s| *s == 429).expect("held back");
+    assert!(held <= 10, "a burst of ten at most: {flood:?}");
+    assert!(flood.iter().all(|s| [401, 429].contains(s)), "{flood:?}");
+    assert!(
+        flood[held..].iter().filter(|s| **s == 401).count() <= 1,
+        "one a second: {flood:?}"
+    );
+    assert_eq!(
+        call("GET", &unknown, &review.gate, None).0,
+        404,
+        "a token found good still works"
+    );
+    let form = [("token", "acpg_guess"), ("csrf", csrf.as_str())];
+    let (status, _, body) = browse("POST", &login, &[("cookie", &cookie)], &form);
+    assert_eq!(status, 429, "{body}");
+    assert!(body.contains("too many unknown tokens"), "{body}");
+    let carol = token(&review.sandbox, &review.database, "reviewer", "carol", None);
+    let list = format!("{url}/v1/escalations");
+    assert_eq!(
+        call("GET", &list, &carol, None).0,
+        429,
+        "a new token waits for the budget"
+    );
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(
+        call("GET", &list, &carol, None).0,
+        200,
+        "and is looked up once it refills"
+    );
+
+    // Behind a proxy, the address it appends to X-Forwarded-For tells clients apart.
+    let proxied = Review::sqlite(&["--behind-tls-proxy"]);
+    let list = format!("{}/v1/escalations", proxied.service.url);
+    let from = |forwarded: &str, token: &str| {
+        call_with("GET", &list, token, None, &[("x-forwarded-for", forwarded)]).0
+    };
+    let flood: Vec<u16> = (0..30)
+        .map(|n| from("198.51.100.7", &format!("acpg_guess{n}")))
+        .collect();
+    assert!(flood.contains(&429), "{flood:?}");
+    assert_eq!(
+        from("203.0.113.5", &proxied.reviewer),
+        200,
+        "another client"
+    );
+    assert_eq!(
+        from("203.0.113.5, 198.51.100.7", "acpg_more"),
+        429,
+        "what the client put before the proxy's address is not believed"
     );
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use axum::Form;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{AppendHeaders, Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value as Template, context};
 use serde::Deserialize;
@@ -165,20 +165,40 @@ fn error_page(reviewer: Option<&Reviewer>, refusal: &Refusal) -> Template {
     }
 }
 
-/// Forms that change something must come from this page: SameSite=Strict keeps the cookie
-/// off other sites' requests, the CSRF token proves the form is ours, and an `Origin` of
-/// another site is refused outright.
-fn check_form(reviewer: &Reviewer, headers: &HeaderMap, csrf: &str) -> Result<(), Refusal> {
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    let origin = headers.get(header::ORIGIN).and_then(|h| h.to_str().ok());
-    if let (Some(origin), Some(host)) = (origin, host) {
-        let origin_host = origin.split("://").nth(1).unwrap_or(origin);
-        if origin != "null" && origin_host != host {
-            return Err(Refusal::forbidden(
-                "this form was sent from another site: refused",
-            ));
-        }
+/// A form must come from this page's own site, as the browser tells: `Sec-Fetch-Site` other
+/// than same-origin, or an `Origin` other than the page's (its `Host`, or `--public-url` behind
+/// a proxy), an opaque `null` one (a sandboxed frame's) included, is refused. A client that
+/// sends neither (a script) is judged by the form's CSRF token alone.
+fn same_site(service: &Service, headers: &HeaderMap) -> Result<(), Refusal> {
+    let header = |name: &str| headers.get(name).and_then(|h| h.to_str().ok());
+    let refused = || Refusal::forbidden("this form was sent from another site: refused");
+    if header("sec-fetch-site").is_some_and(|site| !matches!(site, "same-origin" | "none")) {
+        return Err(refused());
     }
+    let Some(origin) = header(header::ORIGIN.as_str()) else {
+        return Ok(());
+    };
+    let host = header(header::HOST.as_str());
+    let public = service.settings.public_url.as_deref();
+    let public = public.and_then(|url| reqwest::Url::parse(url).ok());
+    let ours = origin.split_once("://").map(|(_, host)| host) == host.filter(|h| !h.is_empty())
+        || public.is_some_and(|url| url.origin().ascii_serialization() == origin);
+    match ours {
+        true => Ok(()),
+        false => Err(refused()),
+    }
+}
+
+/// Forms that change something must come from this page: SameSite=Strict keeps the cookie
+/// off other sites' requests, the CSRF token proves the form is ours, and another site's is
+/// refused outright ([`same_site`]).
+fn check_form(
+    service: &Service,
+    reviewer: &Reviewer,
+    headers: &HeaderMap,
+    csrf: &str,
+) -> Result<(), Refusal> {
+    same_site(service, headers)?;
     if !auth::same_secret(csrf, &reviewer.csrf) {
         return Err(Refusal::forbidden(
             "this form is stale or was not sent from this page (CSRF token): reload and try again",
@@ -187,13 +207,25 @@ fn check_form(reviewer: &Reviewer, headers: &HeaderMap, csrf: &str) -> Result<()
     Ok(())
 }
 
+/// The sign-in page's data: its form's CSRF token, and what went wrong with the last try.
+fn login_page(csrf: &str, error: Option<&str>) -> Template {
+    context! { csrf, error }
+}
+
+/// The sign-in form, with a CSRF token of its own in a cookie beside it: a sign-in posted by
+/// another site (which would sign the reviewer's browser in as someone else) has no cookie.
 async fn login_form(State(service): State<Arc<Service>>) -> Response {
-    service.pages.render("login.html", context! {})
+    let csrf = auth::new_secret("");
+    let cookie = auth::login_cookie(&csrf, service.settings.secure_cookies());
+    let page = service.pages.render("login.html", login_page(&csrf, None));
+    ([(header::SET_COOKIE, cookie)], page).into_response()
 }
 
 #[derive(Deserialize)]
 struct LoginForm {
     token: String,
+    #[serde(default)]
+    csrf: String,
 }
 
 async fn login(
@@ -202,30 +234,41 @@ async fn login(
     headers: HeaderMap,
     Form(form): Form<LoginForm>,
 ) -> Response {
-    let fail = |message: &str| {
-        let mut page = service
-            .pages
-            .render("login.html", context! { error => message });
-        *page.status_mut() = StatusCode::UNAUTHORIZED;
+    let fail = |status: StatusCode, message: &str| {
+        let page = login_page(&form.csrf, Some(message));
+        let mut page = service.pages.render("login.html", page);
+        *page.status_mut() = status;
         page
     };
-    // Guessing tokens is slowed down per client address.
-    let behind_proxy = service.settings.transport == super::settings::Transport::BehindTlsProxy;
-    let client = auth::client_address(peer, &headers, behind_proxy);
-    if !service.limiter.allow(&format!("login:{client}")) {
-        return fail("too many attempts: wait a minute");
+    if let Err(refusal) = same_site(&service, &headers) {
+        return failed(&service, None, refusal);
     }
-    let token = match service
-        .db
-        .token_by_hash(&auth::hash(form.token.trim()))
-        .await
-    {
-        Ok(Some(token)) => token,
-        Ok(None) => return fail("this token is unknown or revoked"),
+    let ours = auth::cookie_in(&headers, auth::LOGIN_COOKIE);
+    if !ours.is_some_and(|csrf| auth::same_secret(csrf, &form.csrf)) {
+        let stale = "this sign-in form is stale or was not sent from this page: reload it and sign in again";
+        return failed(&service, None, Refusal::forbidden(stale));
+    }
+    let client = auth::client_address(peer, &headers, service.settings.behind_proxy());
+    let hash = auth::hash(form.token.trim());
+    if !service.guesses.may_look_up(&client, &hash) {
+        let refusal = auth::Guesses::refusal(&client);
+        return fail(refusal.status, &refusal.message);
+    }
+    let token = match service.db.token_by_hash(&hash).await {
+        Ok(found) => {
+            service.guesses.found(&hash, found.is_some());
+            match found {
+                Some(token) => token,
+                None => {
+                    return fail(StatusCode::UNAUTHORIZED, "this token is unknown or revoked");
+                }
+            }
+        }
         Err(error) => return failed(&service, None, error.into()),
     };
     if !token.role.reviews() {
-        return fail("this is a gate's token: sign in with a reviewer's token");
+        let gate = "this is a gate's token: sign in with a reviewer's token";
+        return fail(StatusCode::UNAUTHORIZED, gate);
     }
     let secret = auth::new_secret("");
     let csrf = auth::new_secret("");
@@ -237,8 +280,12 @@ async fn login(
     {
         return failed(&service, None, error.into());
     }
-    let cookie = auth::session_cookie(&secret, service.settings.secure_cookies());
-    ([(header::SET_COOKIE, cookie)], Redirect::to("/queue")).into_response()
+    let secure = service.settings.secure_cookies();
+    let cookies = [
+        (header::SET_COOKIE, auth::session_cookie(&secret, secure)),
+        (header::SET_COOKIE, auth::login_cookie("", secure)),
+    ];
+    (AppendHeaders(cookies), Redirect::to("/queue")).into_response()
 }
 
 #[derive(Deserialize)]
@@ -253,7 +300,7 @@ async fn logout(
     headers: HeaderMap,
     Form(form): Form<CsrfForm>,
 ) -> PageResult {
-    if let Err(refusal) = check_form(&reviewer, &headers, &form.csrf) {
+    if let Err(refusal) = check_form(&service, &reviewer, &headers, &form.csrf) {
         return Err(failed(&service, Some(&reviewer), refusal));
     }
     service
@@ -410,7 +457,7 @@ async fn decide(
     Path(id): Path<String>,
     Form(form): Form<DecideForm>,
 ) -> PageResult {
-    let decided = match check_form(&reviewer, &headers, &form.csrf) {
+    let decided = match check_form(&service, &reviewer, &headers, &form.csrf) {
         Ok(()) => {
             service
                 .decide(&reviewer.token, &id, form.choice, Some(&form.message))
@@ -611,11 +658,8 @@ mod tests {
         ] {
             assert!(page.contains(shown), "no {shown} in:\n{page}");
         }
-        for context in [
-            context! {},
-            context! { error => "this token is unknown or revoked" },
-        ] {
-            pages.draw("login.html", context).unwrap();
+        for error in [None, Some("this token is unknown or revoked")] {
+            pages.draw("login.html", login_page("csrf", error)).unwrap();
         }
         let refusal = Refusal::not_found("no escalation esc-x");
         for me in [Some(reviewer()), None] {

@@ -386,12 +386,16 @@ fn a_waiting_run_goes_on_when_a_reviewer_allows(review: Review) {
     }
     let (status, refused) = review.decide(&review.gate, &id, allow.clone());
     assert_eq!(status, 403, "a gate's token decides nothing: {refused}");
+    assert_eq!(escalation["gate"]["state"], "waiting", "{escalation}");
     let (status, decided) = review.decide(&review.reviewer, &id, allow);
     assert_eq!(status, 200, "{decided}");
 
     let (code, steps, output) = finished(run);
     assert_eq!(steps, ["STEP deploy selected:allow-once"], "{output}");
     assert_eq!(code, Some(0), "{output}");
+    let shown = format!("{}/v1/escalations/{id}", review.service.url);
+    let shown = call("GET", &shown, &review.reviewer, None).1;
+    assert_eq!(shown["reached"]["state"], "delivered", "{shown}");
     let audit = audit_lines(sandbox);
     let line = audit
         .iter()
@@ -1000,6 +1004,32 @@ fn cookie_set(cookies: &[String], name: &str) -> Option<String> {
     (!value.is_empty()).then(|| value.to_owned())
 }
 
+/// Signs in to the page at `url` with `token` as a browser would: the session's `Cookie`
+/// header.
+fn sign_in(url: &str, token: &str) -> String {
+    let login = format!("{url}/login");
+    let (_, cookies, _) = browse("GET", &login, &[], &[]);
+    let csrf = cookie_set(&cookies, "acp_gate_login").unwrap();
+    let headers = [
+        ("cookie", format!("acp_gate_login={csrf}")),
+        ("origin", url.to_owned()),
+    ];
+    let headers = headers
+        .each_ref()
+        .map(|(name, value)| (*name, value.as_str()));
+    let (status, cookies, body) = browse(
+        "POST",
+        &login,
+        &headers,
+        &[("token", token), ("csrf", &csrf)],
+    );
+    assert_eq!(status, 303, "{body}");
+    format!(
+        "acp_gate_session={}",
+        cookie_set(&cookies, "acp_gate_session").unwrap()
+    )
+}
+
 /// A sign-in through another site is refused: a form with no sign-in cookie beside it (a
 /// SameSite=Strict cookie never goes with another site's post), another CSRF token, an
 /// `Origin` of another site or an opaque one, a `Sec-Fetch-Site: cross-site`; the page's own
@@ -1545,7 +1575,10 @@ fn a_decision_is_used_once_delivered_to_its_waiting_gate_or_claimed_on_postgres(
 }
 
 /// An ask nobody decided within `--wait` is denied and escalated under the id the service
-/// knows it by (its own): once a reviewer allows it, the resumed session claims it by that id.
+/// knows it by (its own): the service knows until when its gate waited, and once that is past
+/// the escalation leaves "Waiting for a decision". A reviewer's allow then reaches no gate: it
+/// is said so and kept as a proposal, not "Allowed by bob"; the resumed session claims it by
+/// its id, and then it is a grant claimed.
 #[test]
 fn an_ask_nobody_decided_in_time_is_granted_on_a_resume_by_its_own_id() {
     let review = Review::sqlite(&[]);
@@ -1557,12 +1590,66 @@ fn an_ask_nobody_decided_in_time_is_granted_on_a_resume_by_its_own_id() {
         output.contains(&format!("--grant {id}")),
         "the escalation record resumes the session with the service's id: {output}"
     );
+    let url = &review.service.url;
+    let show = |id: &str| {
+        call(
+            "GET",
+            &format!("{url}/v1/escalations/{id}"),
+            &review.reviewer,
+            None,
+        )
+        .1
+    };
+    let escalation = show(&id);
+    let waited =
+        escalation["gate_until_ms"].as_i64().unwrap() - escalation["created_ms"].as_i64().unwrap();
+    assert!(
+        (500..5000).contains(&waited),
+        "its gate waited about 1s: {escalation}"
+    );
+    // Time passes (the gate's last poll ended a minute ago).
+    tamper(
+        &review.database,
+        "UPDATE escalations SET gate_until_ms = gate_until_ms - 60000 WHERE id = $1",
+        &id,
+    );
+    let escalation = show(&id);
+    assert_eq!(escalation["gate"]["state"], "gave_up", "{escalation}");
+    let session = sign_in(url, &review.reviewer);
+    let page = |path: &str| browse("GET", &format!("{url}{path}"), &[("cookie", &session)], &[]).2;
+    let queue = page("/queue");
+    let (awaited, stale) = queue
+        .split_once("No gate is waiting")
+        .expect("a section of its own");
+    assert!(!awaited.contains(&id) && stale.contains(&id), "{queue}");
+    assert!(queue.contains("gate stopped waiting"), "{queue}");
+    assert!(
+        !queue.contains("<title>("),
+        "no gate waits: no count in the title: {queue}"
+    );
+
     let allow = json!({ "choice": "allow" });
-    assert_eq!(review.decide(&review.reviewer, &id, allow).0, 200);
+    let (status, decided) = review.decide(&review.reviewer, &id, allow);
+    assert_eq!(status, 200, "{decided}");
+    assert_eq!(decided["reached"]["state"], "nobody", "{decided}");
+    let shown = page(&format!("/escalations/{id}"));
+    assert!(
+        shown.contains("Allow proposed by bob: no gate received it"),
+        "{shown}"
+    );
+    assert!(!shown.contains("Allowed by bob"), "{shown}");
+    assert!(page("/history").contains("allow proposed"));
+
     let resume = ["--resume", "late", "--grant", &id];
     let (code, steps, output) = finished(review.run(&resume, "deploy"));
     assert_eq!(code, Some(0), "{output}");
     assert_eq!(steps, ["STEP deploy selected:allow-once"], "{output}");
+    assert_eq!(show(&id)["reached"]["state"], "claimed");
+    let shown = page(&format!("/escalations/{id}"));
+    assert!(
+        shown.contains("Allowed by bob") && shown.contains("claimed as a grant"),
+        "{shown}"
+    );
 }
 
 /// Two hook processes of one session asking the same (Claude Code in `bypassPermissions`,

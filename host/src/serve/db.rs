@@ -11,6 +11,7 @@ use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::{AnyPool, Row};
 
+use super::waiting::{Gate, Reached};
 use crate::distribution::signature::PrivateKey;
 use crate::service::{Ruling, ShippedRecord, Submission};
 
@@ -25,6 +26,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         2,
         "decision delivered",
         include_str!("../../migrations/0002_decision_delivered.sql"),
+    ),
+    (
+        3,
+        "gate waiting",
+        include_str!("../../migrations/0003_gate_waiting.sql"),
     ),
 ];
 
@@ -116,6 +122,12 @@ pub struct Escalation {
     pub claimed_ms: Option<i64>,
     /// When the decision reached the gate that waited for it.
     pub delivered_ms: Option<i64>,
+    /// When the latest long-poll of its gate ends (none: its gate never waited).
+    pub gate_until_ms: Option<i64>,
+    /// Whether its gate waits, as the escalation was read.
+    pub gate: Gate,
+    /// What became of its decision, once decided.
+    pub reached: Option<Reached>,
 }
 
 #[cfg(test)]
@@ -162,7 +174,20 @@ impl Escalation {
             signature: None,
             claimed_ms: None,
             delivered_ms: None,
+            gate_until_ms: None,
+            gate: Gate::DidNotWait,
+            reached: None,
         }
+    }
+}
+
+impl Escalation {
+    /// Sets what is read from its times at `now`: whether its gate waits, and what became of
+    /// its decision.
+    pub fn observe(&mut self, now: i64) {
+        self.gate = Gate::of(self.created_ms, self.gate_until_ms, now);
+        self.reached = (self.status != "open")
+            .then(|| Reached::of(self.delivered_ms, self.claimed_ms, self.gate));
     }
 }
 
@@ -461,6 +486,39 @@ impl Db {
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// `gate`'s long-poll for escalation `id`'s decision holds until `until_ms`: the gate
+    /// waits.
+    pub async fn gate_waits(&self, id: &str, gate: &Token, until_ms: i64) -> Result<()> {
+        sqlx::query("UPDATE escalations SET gate_until_ms = $1 WHERE id = $2 AND token_id = $3")
+            .bind(until_ms)
+            .bind(id)
+            .bind(&gate.id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The open escalations' ids and gates, oldest first: what the queue's count and its
+    /// live updates follow.
+    pub async fn open_gates(&self) -> Result<Vec<(String, Gate)>> {
+        let rows = sqlx::query(
+            "SELECT id, created_ms, gate_until_ms FROM escalations WHERE status = 'open' ORDER BY created_ms, id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let now = now();
+        rows.iter()
+            .map(|row| {
+                let gate = Gate::of(
+                    row.try_get("created_ms")?,
+                    row.try_get("gate_until_ms")?,
+                    now,
+                );
+                Ok((row.try_get("id")?, gate))
+            })
+            .collect()
     }
 
     /// Marks a decided escalation's grant as taken by its gate; false when it was taken already
@@ -796,7 +854,7 @@ impl Db {
     }
 }
 
-const ESCALATION_COLUMNS: &str = "id, token_id, requester, team, session_id, fingerprint, kind, tool, subject, agent, body, created_ms, status, reviewer, decided_ms, message, rule, statement, signature, claimed_ms, delivered_ms";
+const ESCALATION_COLUMNS: &str = "id, token_id, requester, team, session_id, fingerprint, kind, tool, subject, agent, body, created_ms, status, reviewer, decided_ms, message, rule, statement, signature, claimed_ms, delivered_ms, gate_until_ms";
 
 fn token_of(row: &AnyRow) -> Result<Token> {
     Ok(Token {
@@ -811,7 +869,7 @@ fn token_of(row: &AnyRow) -> Result<Token> {
 
 fn escalation_of(row: &AnyRow) -> Result<Escalation> {
     let body: String = row.try_get("body")?;
-    Ok(Escalation {
+    let mut escalation = Escalation {
         id: row.try_get("id")?,
         token_id: row.try_get("token_id")?,
         requester: row.try_get("requester")?,
@@ -834,7 +892,12 @@ fn escalation_of(row: &AnyRow) -> Result<Escalation> {
         signature: row.try_get("signature")?,
         claimed_ms: row.try_get("claimed_ms")?,
         delivered_ms: row.try_get("delivered_ms")?,
-    })
+        gate_until_ms: row.try_get("gate_until_ms")?,
+        gate: Gate::DidNotWait,
+        reached: None,
+    };
+    escalation.observe(now());
+    Ok(escalation)
 }
 
 fn tally_of(row: &AnyRow) -> Result<Tally> {

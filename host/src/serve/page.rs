@@ -1,18 +1,19 @@
 //! The reviewers' page: server-rendered HTML (minijinja templates compiled into the binary,
 //! escaped by default, every hidden character of a request's text drawn as a visible escape),
-//! one stylesheet and no script. A reviewer signs in with their token (it becomes a session
-//! cookie); every form that changes something carries the session's CSRF token and must come
-//! from the page's own origin.
+//! one stylesheet and one small script (the tab's count and the queue's updates, from
+//! `/queue/live`; the pages work without it). A reviewer signs in with their token (it becomes
+//! a session cookie); every form that changes something carries the session's CSRF token and
+//! must come from the page's own origin.
 
 use std::sync::Arc;
 
-use axum::Form;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{AppendHeaders, Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
+use axum::{Form, Json};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value as Template, context};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::Service;
 use super::auth::{self, Reviewer};
@@ -20,6 +21,7 @@ use super::db::{AuditSummary, Escalation, Filter, Role, Token};
 use super::decision::{self, Choice};
 use super::error::Refusal;
 use super::visible;
+use crate::digest::sha256_hex;
 
 /// The templates, by name, as compiled into the binary.
 const TEMPLATES: &[(&str, &str)] = &[
@@ -30,9 +32,11 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("history.html", include_str!("page/history.html")),
     ("audit.html", include_str!("page/audit.html")),
     ("error.html", include_str!("page/error.html")),
+    ("gate.html", include_str!("page/gate.html")),
 ];
 
 const STYLESHEET: &str = include_str!("page/page.css");
+const SCRIPT: &str = include_str!("page/live.js");
 
 /// The largest form the page takes.
 const MAX_FORM: usize = 16 << 10;
@@ -122,7 +126,9 @@ fn when(ms: i64) -> String {
 pub fn routes() -> axum::Router<Arc<Service>> {
     axum::Router::new()
         .route("/", get(|| async { Redirect::to("/queue") }))
-        .route("/static/page.css", get(stylesheet))
+        .route("/static/page.css", get(|| asset("text/css", STYLESHEET)))
+        .route("/static/live.js", get(|| asset("text/javascript", SCRIPT)))
+        .route("/queue/live", get(queue_live))
         .route("/login", get(login_form).post(login))
         .route("/logout", post(logout))
         .route("/queue", get(queue))
@@ -133,14 +139,43 @@ pub fn routes() -> axum::Router<Arc<Service>> {
         .layer(DefaultBodyLimit::max(MAX_FORM))
 }
 
-async fn stylesheet() -> impl IntoResponse {
-    (
-        [
-            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
-            (header::CACHE_CONTROL, "max-age=3600"),
-        ],
-        STYLESHEET,
-    )
+/// The stylesheet or the script, as `content_type`.
+async fn asset(content_type: &'static str, text: &'static str) -> Response {
+    let content_type = format!("{content_type}; charset=utf-8");
+    let headers = [
+        (header::CONTENT_TYPE, content_type),
+        (header::CACHE_CONTROL, "max-age=3600".to_owned()),
+    ];
+    (headers, text).into_response()
+}
+
+/// What the page's script follows, and every page's title carries.
+#[derive(Debug, Serialize)]
+pub struct Live {
+    /// How many requests have a gate waiting for a decision.
+    pub waiting: usize,
+    /// A digest of the open escalations and whether their gates wait: the queue draws itself
+    /// again when it changes.
+    pub version: String,
+}
+
+impl Live {
+    async fn now(service: &Service) -> anyhow::Result<Live> {
+        let gates = service.db.open_gates().await?;
+        let waiting = gates.iter().filter(|(_, gate)| gate.waits()).count();
+        let text: String = (gates.iter())
+            .map(|(id, gate)| format!("{id} {}\n", gate.waits()))
+            .collect();
+        let version = sha256_hex(text.as_bytes())[..16].to_owned();
+        Ok(Live { waiting, version })
+    }
+}
+
+async fn queue_live(
+    State(service): State<Arc<Service>>,
+    _reviewer: Reviewer,
+) -> Result<Json<Live>, Refusal> {
+    Ok(Json(Live::now(&service).await?))
 }
 
 /// A page, or a page that says what went wrong.
@@ -316,7 +351,9 @@ async fn logout(
 /// (and the tests draw every page from data in every state).
 pub enum View<'a> {
     Queue {
-        open: &'a [Escalation],
+        /// The open escalations whose gates wait, and the others.
+        awaited: &'a [Escalation],
+        stale: &'a [Escalation],
         filter: &'a Filter,
         facets: &'a [Vec<String>; 3],
     },
@@ -334,17 +371,19 @@ pub enum View<'a> {
 }
 
 impl View<'_> {
-    /// The view's template, and its data for `reviewer`.
-    fn page(&self, reviewer: &Reviewer) -> (&'static str, Template) {
-        let me = context! { me => &reviewer.token, csrf => &reviewer.csrf };
+    /// The view's template, and its data for `reviewer` (with the title's count from `live`).
+    fn page(&self, reviewer: &Reviewer, live: &Live) -> (&'static str, Template) {
+        let me =
+            context! { me => &reviewer.token, csrf => &reviewer.csrf, waiting => live.waiting };
         let (name, data) = match self {
             View::Queue {
-                open,
+                awaited,
+                stale,
                 filter,
                 facets: [teams, agents, kinds],
             } => (
                 "queue.html",
-                context! { page => "queue", open, filter, teams, agents, kinds },
+                context! { page => "queue", version => &live.version, awaited, stale, filter, teams, agents, kinds },
             ),
             View::History { decided } => ("history.html", context! { page => "history", decided }),
             View::Audit { summary, tokens } => {
@@ -360,10 +399,18 @@ impl View<'_> {
 }
 
 impl Pages {
-    fn view(&self, reviewer: &Reviewer, view: View) -> Response {
-        let (name, context) = view.page(reviewer);
+    fn view(&self, reviewer: &Reviewer, live: &Live, view: View) -> Response {
+        let (name, context) = view.page(reviewer, live);
         self.render(name, context)
     }
+}
+
+/// A signed-in page: `view` once `Live` is known.
+async fn signed_in(service: &Service, reviewer: &Reviewer, view: View<'_>) -> PageResult {
+    let live = Live::now(service)
+        .await
+        .map_err(|e| failed(service, Some(reviewer), e.into()))?;
+    Ok(service.pages.view(reviewer, &live, view))
 }
 
 async fn queue(
@@ -378,13 +425,15 @@ async fn queue(
         kind: filter.kind.filter(|v| !v.is_empty()),
     };
     let open = service.db.list(true, &filter, 200).await.map_err(fail)?;
+    let (awaited, stale): (Vec<_>, Vec<_>) = open.into_iter().partition(|e| e.gate.waits());
     let facets = service.db.facets().await.map_err(fail)?;
     let view = View::Queue {
-        open: &open,
+        awaited: &awaited,
+        stale: &stale,
         filter: &filter,
         facets: &facets,
     };
-    Ok(service.pages.view(&reviewer, view))
+    signed_in(&service, &reviewer, view).await
 }
 
 async fn history(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageResult {
@@ -394,7 +443,7 @@ async fn history(State(service): State<Arc<Service>>, reviewer: Reviewer) -> Pag
         .await
         .map_err(|e| failed(&service, Some(&reviewer), e.into()))?;
     let view = View::History { decided: &decided };
-    Ok(service.pages.view(&reviewer, view))
+    signed_in(&service, &reviewer, view).await
 }
 
 async fn audit(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageResult {
@@ -415,7 +464,7 @@ async fn audit(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageR
         summary: &summary,
         tokens: &tokens,
     };
-    Ok(service.pages.view(&reviewer, view))
+    signed_in(&service, &reviewer, view).await
 }
 
 async fn escalation(
@@ -438,7 +487,7 @@ async fn escalation(
         own: decision::own(&reviewer.token, &escalation),
         escalation: &escalation,
     };
-    Ok(service.pages.view(&reviewer, view))
+    signed_in(&service, &reviewer, view).await
 }
 
 #[derive(Deserialize)]
@@ -476,7 +525,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::serve::db::Tally;
+    use crate::serve::db::{Tally, now};
 
     fn token(name: &str, role: Role) -> Token {
         Token {
@@ -497,58 +546,69 @@ mod tests {
         }
     }
 
-    /// `escalation` decided by bob: `status` (allowed or denied).
-    fn decided(mut escalation: Escalation, status: &str) -> Escalation {
-        escalation.status = status.to_owned();
-        escalation.reviewer = Some("bob".to_owned());
-        escalation.decided_ms = Some(super::super::db::now() - 1000);
-        escalation.statement = Some("{}".to_owned());
-        escalation.signature = Some("sig".to_owned());
+    /// `escalation` whose gate polled until `until` ms from now (none: it never did),
+    /// observed now.
+    fn polled(mut escalation: Escalation, until: Option<i64>) -> Escalation {
+        escalation.gate_until_ms = until.map(|ms| now() + ms);
+        escalation.observe(now());
         escalation
     }
 
-    /// Escalations in every state a page shows: open, decided each way (delivered, claimed,
-    /// neither), with a rule and a message, with no reasons or paths, with text that hides
-    /// characters, that is long and unbroken, or that looks like markup.
+    /// `escalation` decided by bob: `status` (allowed or denied), observed now.
+    fn decided(mut escalation: Escalation, status: &str) -> Escalation {
+        escalation.status = status.to_owned();
+        escalation.reviewer = Some("bob".to_owned());
+        escalation.decided_ms = Some(now() - 1000);
+        escalation.statement = Some("{}".to_owned());
+        escalation.signature = Some("sig".to_owned());
+        escalation.observe(now());
+        escalation
+    }
+
+    /// Escalations in every state a page shows: open with a gate waiting (polling, or on its
+    /// way), that stopped waiting or never waited; decided each way (delivered, claimed, on its
+    /// way, reaching no gate), with a rule and a message; with no reasons or paths, with text
+    /// that hides characters, that is long and unbroken, or that looks like markup.
     fn every_state() -> Vec<Escalation> {
-        let mut bare = Escalation::example("esc-bare", "make deploy");
+        let example = Escalation::example;
+        let waiting = |id| polled(example(id, "terraform apply"), Some(20_000));
+        let mut bare = waiting("esc-bare");
         bare.submission.reasons.clear();
         bare.submission.paths.clear();
         bare.submission.handlers = json!([]);
         bare.team = None;
-        let mut delivered = decided(
-            Escalation::example("esc-delivered", "terraform apply"),
-            "allowed",
-        );
-        delivered.delivered_ms = Some(super::super::db::now());
-        let mut claimed = decided(
-            Escalation::example("esc-claimed", "terraform apply"),
-            "allowed",
-        );
-        claimed.claimed_ms = Some(super::super::db::now());
-        let mut proposed = decided(Escalation::example("esc-rule", "make deploy"), "allowed");
+        let mut arriving = example("esc-arriving", "make deploy");
+        arriving.created_ms = now();
+        let mut delivered = waiting("esc-delivered");
+        delivered.delivered_ms = Some(now());
+        let mut claimed = example("esc-claimed", "terraform apply");
+        claimed.claimed_ms = Some(now());
+        let mut proposed = waiting("esc-rule");
         proposed.rule = Some("[[handler]]\nname = \"proposed\"\n".to_owned());
-        let mut denied = decided(Escalation::example("esc-denied", "rm -rf build"), "denied");
+        let mut denied = waiting("esc-denied");
         denied.message = Some("not on the shared cluster".to_owned());
-        let mut hostile = Escalation::example(
-            "esc-hostile",
-            "rm -rf ~/\u{202E}hs.txt\u{200B} && echo <script>alert(1)</script>",
-        );
+        let gone = |id| polled(example(id, "terraform apply"), Some(-120_000));
+        let mut hostile = waiting("esc-hostile");
+        hostile.subject =
+            "rm -rf ~/\u{202E}hs.txt\u{200B} && echo <script>alert(1)</script>".to_owned();
         hostile.submission.reasons = vec!["it said \u{2066}nothing\u{2069}".to_owned()];
         hostile.submission.developer = "ali\u{200B}ce".to_owned();
         hostile.agent = "\"><img src=x onerror=alert(1)>".to_owned();
-        let long = Escalation::example("esc-long", &format!("echo {}", "A".repeat(5000)));
+        let mut long = waiting("esc-long");
+        long.subject = format!("echo {}", "A".repeat(5000));
         vec![
-            Escalation::example("esc-open", "terraform apply"),
+            waiting("esc-open"),
             bare,
-            delivered,
-            claimed,
-            proposed,
-            denied,
-            decided(
-                Escalation::example("esc-late", "terraform apply"),
-                "allowed",
-            ),
+            polled(arriving, None),
+            gone("esc-gone"),
+            polled(example("esc-nowait", "terraform apply"), None),
+            decided(delivered, "allowed"),
+            decided(claimed, "allowed"),
+            decided(waiting("esc-on-its-way"), "allowed"),
+            decided(proposed, "allowed"),
+            decided(denied, "denied"),
+            decided(gone("esc-late"), "allowed"),
+            decided(gone("esc-late-deny"), "denied"),
             hostile,
             long,
         ]
@@ -569,7 +629,7 @@ mod tests {
             by_agent: vec![tally("claude")],
             by_developer: vec![tally("ali\u{200B}ce")],
             most_asked: vec![("rm -rf ~/\u{202E}hs.txt".to_owned(), 4)],
-            broken: vec![super::super::db::BrokenChain {
+            broken: vec![crate::serve::db::BrokenChain {
                 developer: "mallory".to_owned(),
                 log: "log-1".to_owned(),
                 seq: 3,
@@ -582,7 +642,11 @@ mod tests {
     /// Draws `view`; a page that cannot be drawn, or that draws a hidden character as it is,
     /// fails the test, naming it.
     fn drawn(pages: &Pages, view: View, what: &str) -> String {
-        let (name, context) = view.page(&reviewer());
+        let live = Live {
+            waiting: 3,
+            version: "v1".to_owned(),
+        };
+        let (name, context) = view.page(&reviewer(), &live);
         let html = match pages.draw(name, context) {
             Ok(html) => html,
             Err(error) => panic!("{name} ({what}) cannot be drawn: {error:#}"),
@@ -601,6 +665,7 @@ mod tests {
         let all = every_state();
         let (open, decided): (Vec<_>, Vec<_>) =
             all.iter().cloned().partition(|e| e.status == "open");
+        let (awaited, stale): (Vec<_>, Vec<_>) = open.into_iter().partition(|e| e.gate.waits());
         let facets = [
             vec!["payments".to_owned()],
             vec!["claude".to_owned()],
@@ -613,16 +678,24 @@ mod tests {
                 ..Filter::default()
             },
         ];
-        for list in [&[][..], &open[..]] {
+        for (awaited, stale) in [(&[][..], &[][..]), (&awaited[..], &stale[..])] {
             for filter in &filters {
                 let view = View::Queue {
-                    open: list,
+                    awaited,
+                    stale,
                     filter,
                     facets: &facets,
                 };
-                drawn(&pages, view, &format!("{} open", list.len()));
+                let page = drawn(&pages, view, &format!("{} awaited", awaited.len()));
+                assert!(page.contains("<title>(3) Queue"), "{page}");
+                assert!(page.contains("data-version=\"v1\""), "{page}");
             }
         }
+        assert_eq!(
+            (awaited.len(), stale.len()),
+            (5, 2),
+            "waiting: polling, just arrived; not: stopped, never waited"
+        );
         for list in [&[][..], &decided[..]] {
             let view = View::History { decided: list };
             drawn(&pages, view, &format!("{} decided", list.len()));
@@ -643,12 +716,33 @@ mod tests {
                 drawn(&pages, view, &escalation.id);
             }
         }
-        let hostile = all.iter().find(|e| e.id == "esc-hostile").unwrap();
-        let view = View::Escalation {
-            escalation: hostile,
-            own: false,
+        let page_of = |id: &str| {
+            let escalation = all.iter().find(|e| e.id == id).unwrap();
+            let view = View::Escalation {
+                escalation,
+                own: false,
+            };
+            drawn(&pages, view, id)
         };
-        let page = drawn(&pages, view, "hostile");
+        for (id, says) in [
+            ("esc-open", "gate waiting"),
+            (
+                "esc-gone",
+                "No gate is waiting for this decision: its gate stopped waiting",
+            ),
+            ("esc-nowait", "it was sent without <code>--wait</code>"),
+            ("esc-delivered", "Allowed by bob"),
+            ("esc-delivered", "delivered to the waiting gate"),
+            ("esc-claimed", "claimed as a grant by a resumed session"),
+            ("esc-on-its-way", "on its way to the waiting gate"),
+            ("esc-late", "Allow proposed by bob: no gate received it"),
+            ("esc-late-deny", "Denied by bob: no gate received it"),
+        ] {
+            let page = page_of(id);
+            assert!(page.contains(says), "{id}: no {says} in:\n{page}");
+        }
+        assert!(!page_of("esc-late").contains("Allowed by bob"));
+        let page = page_of("esc-hostile");
         for shown in [
             "~&#x2f;<span class=hidden>⟨U+202E⟩</span>hs.txt<span class=hidden>⟨U+200B⟩</span>",
             "echo &lt;script&gt;alert(1)&lt;&#x2f;script&gt;",

@@ -781,6 +781,122 @@ fn audit_batches_shipped_at_once_by_several_gates_are_all_taken() {
     assert_eq!(summary["broken"], json!([]), "{summary}");
 }
 
+/// The audit page counts what happened to each call (allowed, denied, neither) and who
+/// decided it (the chain, a person, a reviewer, nobody), read from the answers the gates
+/// record, not the chain's verdicts; every row adds up both ways, and each handler's verdicts
+/// add up to what it judged.
+#[test]
+fn the_audit_counts_outcomes_and_who_decided_them() {
+    let review = Review::sqlite(&[]);
+    let url = &review.service.url;
+    // (the chain's verdict, the answer as a gate records it, allowed).
+    let calls = [
+        ("allow", "allow-once", Some(true)),
+        ("deny", "reject", Some(false)),
+        ("ask", "allow-once (user)", Some(true)),
+        ("ask", "reject (editor)", Some(false)),
+        ("ask", "allow-always (session-rule)", Some(true)),
+        ("ask", "ask (agent)", None),
+        ("ask", "allow-once (reviewer: esc-1 by bob)", Some(true)),
+        (
+            "ask",
+            "reject (reviewer: esc-2 by bob: ask (user) first)",
+            Some(false),
+        ),
+        ("ask", "allow-once (granted: esc-3 by bob)", Some(true)),
+        ("ask", "reject (escalated: nobody to ask)", Some(false)),
+        ("ask", "cancelled", None),
+    ];
+    let records: Vec<Value> = (calls.iter().enumerate())
+        .map(|(n, (decision, answer, allowed))| {
+            let handlers = json!([
+                {"name": "builtin-commands", "verdict": decision},
+                {"name": "builtin-paths", "verdict": "abstain"},
+            ]);
+            let mut record = json!({"decision": decision, "answer": answer, "kind": "execute",
+                "subject": "terraform apply", "agent": "claude", "handlers": handlers});
+            if let Some(allowed) = allowed {
+                record["allowed"] = json!(allowed);
+            }
+            let hash = |seq: usize| format!("{seq:064x}");
+            json!({"log": "log-1", "seq": n + 1, "prev": (n > 0).then(|| hash(n)),
+                "hash": hash(n + 1), "record": record})
+        })
+        .collect();
+    let batch = json!({ "records": records });
+    let (status, body) = call(
+        "POST",
+        &format!("{url}/v1/audit"),
+        &review.gate,
+        Some(batch),
+    );
+    assert_eq!(status, 200, "{body}");
+    let summary = call(
+        "GET",
+        &format!("{url}/v1/audit/summary"),
+        &review.reviewer,
+        None,
+    )
+    .1;
+    let total = &summary["total"];
+    let counts = |t: &Value, keys: &[&str]| {
+        keys.iter()
+            .map(|k| t[k].as_i64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    let (outcomes, deciders) = (
+        ["allowed", "denied", "neither"],
+        ["chain", "person", "reviewer", "nobody"],
+    );
+    assert_eq!(counts(total, &["total"]), [11]);
+    assert_eq!(counts(total, &outcomes), [5, 4, 2], "{total}");
+    assert_eq!(counts(total, &deciders), [2, 4, 3, 2], "{total}");
+    let by_outcome = summary["by_outcome"].as_array().unwrap();
+    let names: Vec<&str> = by_outcome
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, outcomes);
+    let allowed = &by_outcome[0];
+    assert_eq!(counts(allowed, &deciders), [1, 2, 2, 0], "{allowed}");
+    let tallies = [
+        &summary["by_agent"],
+        &summary["by_developer"],
+        &summary["by_outcome"],
+    ];
+    for tally in tallies
+        .iter()
+        .flat_map(|t| t.as_array().unwrap())
+        .chain([total])
+    {
+        let sum = |keys: &[&str]| counts(tally, keys).iter().sum::<i64>();
+        assert_eq!(sum(&outcomes), tally["total"].as_i64().unwrap(), "{tally}");
+        assert_eq!(sum(&deciders), tally["total"].as_i64().unwrap(), "{tally}");
+    }
+    for (n, column) in deciders.iter().chain(&["total"]).enumerate() {
+        let rows: i64 = by_outcome.iter().map(|t| t[column].as_i64().unwrap()).sum();
+        assert_eq!(
+            rows,
+            total[column].as_i64().unwrap(),
+            "column {n} ({column})"
+        );
+    }
+    for handler in summary["by_handler"].as_array().unwrap() {
+        let sum: i64 = counts(handler, &["allow", "deny", "ask", "abstain"])
+            .iter()
+            .sum();
+        assert_eq!((sum, &handler["total"]), (11, &json!(11)), "{handler}");
+    }
+    let page = browse(
+        "GET",
+        &format!("{url}/audit"),
+        &[("cookie", &sign_in(url, &review.reviewer))],
+        &[],
+    );
+    assert_eq!(page.0, 200, "{}", page.2);
+    assert!(page.2.contains("Who decided"), "{}", page.2);
+}
+
 /// Each new escalation is posted to the webhook (Slack's JSON, with a link), retried after a
 /// failure, and never holds the submission.
 #[test]

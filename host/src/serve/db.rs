@@ -13,6 +13,7 @@ use sqlx::{AnyPool, Row};
 
 use super::waiting::{Gate, Reached};
 use crate::distribution::signature::PrivateKey;
+use crate::record::ResolvedBy;
 use crate::service::{Ruling, ShippedRecord, Submission};
 
 /// The migrations, in order: (version, description, SQL).
@@ -31,6 +32,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         3,
         "gate waiting",
         include_str!("../../migrations/0003_gate_waiting.sql"),
+    ),
+    (
+        4,
+        "audit decided by",
+        include_str!("../../migrations/0004_audit_decided_by.sql"),
     ),
 ];
 
@@ -223,21 +229,44 @@ pub struct Decided<'a> {
     pub decided_ms: i64,
 }
 
-/// A count of decisions by what was decided.
+/// A count of audited calls by what happened to them, and by who decided: each adds up to
+/// `total`.
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct Tally {
     pub name: String,
+    pub total: i64,
+    /// Let through, refused, or neither (cancelled, or passed on to the agent's own prompt).
+    pub allowed: i64,
+    pub denied: i64,
+    pub neither: i64,
+    /// The chain; a person (at the terminal, in the editor, at the agent's prompt, or an
+    /// "always" they gave); a reviewer (on the review service, or a grant of an escalation);
+    /// nobody (escalated with nobody to ask, or cancelled).
+    pub chain: i64,
+    pub person: i64,
+    pub reviewer: i64,
+    pub nobody: i64,
+}
+
+/// What one handler said, over the audited calls it judged: its own verdicts, which are not
+/// outcomes (a handler's ask may end in a reviewer's allow). Each adds up to `total`.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Verdicts {
+    pub name: String,
+    pub total: i64,
     pub allow: i64,
     pub deny: i64,
     pub ask: i64,
-    pub total: i64,
+    pub abstain: i64,
 }
 
 /// The organisation's audit, grouped for the page.
 #[derive(Debug, Default, Serialize)]
 pub struct AuditSummary {
     pub total: Tally,
-    pub by_handler: Vec<Tally>,
+    /// `total` cut by what happened (allowed, denied, neither): who decided each.
+    pub by_outcome: Vec<Tally>,
+    pub by_handler: Vec<Verdicts>,
     pub by_agent: Vec<Tally>,
     pub by_developer: Vec<Tally>,
     pub most_asked: Vec<(String, i64)>,
@@ -632,9 +661,10 @@ impl Db {
                     .unwrap_or_default()
                     .to_owned()
             };
+            let allowed = record.record.get("allowed").and_then(|v| v.as_bool());
             let inserted = sqlx::query(
-                "INSERT INTO audit_records (token_id, log, seq, prev, hash, developer, agent, kind, decision, allowed, answer, subject, handlers, timestamp_ms, received_ms, body) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (token_id, log, seq) DO NOTHING",
+                "INSERT INTO audit_records (token_id, log, seq, prev, hash, developer, agent, kind, decision, allowed, answer, subject, handlers, timestamp_ms, received_ms, body, decided_by) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT (token_id, log, seq) DO NOTHING",
             )
             .bind(&gate.id)
             .bind(&record.log)
@@ -645,13 +675,14 @@ impl Db {
             .bind(record.record.get("agent").and_then(|v| v.as_str()).unwrap_or("(unknown)"))
             .bind(text("kind"))
             .bind(text("decision"))
-            .bind(record.record.get("allowed").and_then(|v| v.as_bool()).map(i64::from))
+            .bind(allowed.map(i64::from))
             .bind(text("answer"))
             .bind(text("subject"))
             .bind(record.record.get("handlers").map(|h| h.to_string()).unwrap_or_else(|| "[]".into()))
             .bind(record.record.get("timestamp_ms").and_then(|v| v.as_i64()).unwrap_or(received))
             .bind(received)
             .bind(record.record.to_string())
+            .bind(decided_by(&text("answer"), allowed))
             .execute(&mut *transaction)
             .await?;
             if inserted.rows_affected() == 0 {
@@ -713,13 +744,20 @@ impl Db {
 
     /// The organisation's audit, grouped.
     pub async fn audit_summary(&self) -> Result<AuditSummary> {
+        let count = |condition: &str, name: &str| {
+            format!("SUM(CASE WHEN {condition} THEN 1 ELSE 0 END) AS {name}")
+        };
+        let by = |who: &str| count(&format!("decided_by = '{who}'"), who);
         let tally = |group: &str| {
             format!(
-                "SELECT {group} AS name, \
-                 SUM(CASE WHEN decision = 'allow' THEN 1 ELSE 0 END) AS allow, \
-                 SUM(CASE WHEN decision = 'deny' THEN 1 ELSE 0 END) AS deny, \
-                 SUM(CASE WHEN decision = 'ask' THEN 1 ELSE 0 END) AS ask, \
-                 COUNT(*) AS total FROM audit_records"
+                "SELECT {group} AS name, COUNT(*) AS total, {}, {}, {}, {}, {}, {}, {} FROM audit_records",
+                count("allowed = 1", "allowed"),
+                count("allowed = 0", "denied"),
+                count("allowed IS NULL", "neither"),
+                by("chain"),
+                by("person"),
+                by("reviewer"),
+                by("nobody"),
             )
         };
         let grouped = |group: &str| {
@@ -731,6 +769,10 @@ impl Db {
         let mut summary = AuditSummary::default();
         let total = sqlx::query(&tally("'all'")).fetch_one(&self.pool).await?;
         summary.total = tally_of(&total)?;
+        let outcome = "CASE WHEN allowed = 1 THEN 'allowed' WHEN allowed = 0 THEN 'denied' ELSE 'neither' END";
+        summary.by_outcome = self.tallies(&grouped(outcome)).await?;
+        let order = ["allowed", "denied", "neither"];
+        (summary.by_outcome).sort_by_key(|t| order.iter().position(|o| *o == t.name));
         summary.by_agent = self.tallies(&grouped("agent")).await?;
         summary.by_developer = self.tallies(&grouped("developer")).await?;
         // Handlers: each record names several; counted from their JSON in Rust.
@@ -739,7 +781,7 @@ impl Db {
         )
         .fetch_all(&self.pool)
         .await?;
-        let mut handlers: std::collections::BTreeMap<String, Tally> = Default::default();
+        let mut handlers: std::collections::BTreeMap<String, Verdicts> = Default::default();
         for row in rows {
             let text: String = row.try_get("handlers")?;
             let traces: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap_or_default();
@@ -749,16 +791,17 @@ impl Db {
                     .and_then(|v| v.as_str())
                     .unwrap_or("?")
                     .to_owned();
-                let entry = handlers.entry(name.clone()).or_insert_with(|| Tally {
+                let entry = handlers.entry(name.clone()).or_insert_with(|| Verdicts {
                     name,
-                    ..Tally::default()
+                    ..Verdicts::default()
                 });
                 entry.total += 1;
                 match trace.get("verdict").and_then(|v| v.as_str()) {
                     Some("allow") => entry.allow += 1,
                     Some("deny") => entry.deny += 1,
                     Some("ask") => entry.ask += 1,
-                    _ => {}
+                    // Abstain, and whatever else a record says: counted, so the row adds up.
+                    _ => entry.abstain += 1,
                 }
             }
         }
@@ -905,11 +948,28 @@ fn tally_of(row: &AnyRow) -> Result<Tally> {
     let count = |key: &str| -> Result<i64> { Ok(row.try_get::<Option<i64>, _>(key)?.unwrap_or(0)) };
     Ok(Tally {
         name: row.try_get("name")?,
-        allow: count("allow")?,
-        deny: count("deny")?,
-        ask: count("ask")?,
         total: count("total")?,
+        allowed: count("allowed")?,
+        denied: count("denied")?,
+        neither: count("neither")?,
+        chain: count("chain")?,
+        person: count("person")?,
+        reviewer: count("reviewer")?,
+        nobody: count("nobody")?,
     })
+}
+
+/// Who decided an audited call whose answer was `answer` and that was `allowed` (or neither),
+/// as the audit page counts it (see [`Tally`]).
+fn decided_by(answer: &str, allowed: Option<bool>) -> &'static str {
+    use ResolvedBy::*;
+    match ResolvedBy::of_answer(answer) {
+        Some(SessionRule | User | Editor | Agent) => "person",
+        Some(Reviewer | Granted) => "reviewer",
+        Some(Escalated | Cancelled) => "nobody",
+        Some(Chain) | None if allowed.is_some() => "chain",
+        Some(Chain) | None => "nobody",
+    }
 }
 
 /// Milliseconds since the Unix epoch, as the database stores them.

@@ -525,7 +525,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::serve::db::{Tally, now};
+    use crate::serve::db::{Tally, Verdicts, now};
 
     fn token(name: &str, role: Role) -> Token {
         Token {
@@ -618,14 +618,26 @@ mod tests {
     fn summaries() -> Vec<AuditSummary> {
         let tally = |name: &str| Tally {
             name: name.to_owned(),
-            allow: 3,
-            deny: 1,
-            ask: 2,
             total: 6,
+            allowed: 3,
+            denied: 2,
+            neither: 1,
+            chain: 2,
+            person: 1,
+            reviewer: 2,
+            nobody: 1,
         };
         let some = AuditSummary {
             total: tally("all"),
-            by_handler: vec![tally("builtin-commands")],
+            by_outcome: vec![tally("allowed"), tally("denied")],
+            by_handler: vec![Verdicts {
+                name: "builtin-commands".to_owned(),
+                total: 4,
+                allow: 1,
+                deny: 1,
+                ask: 1,
+                abstain: 1,
+            }],
             by_agent: vec![tally("claude")],
             by_developer: vec![tally("ali\u{200B}ce")],
             most_asked: vec![("rm -rf ~/\u{202E}hs.txt".to_owned(), 4)],

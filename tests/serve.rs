@@ -6,6 +6,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -526,12 +527,7 @@ fn the_api_refuses_what_it_must() {
     let (sandbox, database, service) = (&review.sandbox, &review.database, &review.service);
     let (alice, reviewer) = (&review.gate, &review.reviewer);
     let carol = token(sandbox, database, "gate", "carol", None);
-    let submission = json!({
-        "id": "esc-0123456789ab", "session_id": "s", "fingerprint": "a".repeat(64),
-        "kind": "execute", "tool": "Bash", "title": "t", "subject": "make deploy",
-        "reasons": ["unknown command"], "handlers": [], "input": {}, "paths": [],
-        "developer": "alice", "machine": "laptop", "workspace": "/ws", "agent": "claude"
-    });
+    let submission = submission("esc-0123456789ab", "make deploy");
     let submit = format!("{}/v1/escalations", service.url);
     assert_eq!(
         call("POST", &submit, alice, Some(submission.clone())).0,
@@ -807,23 +803,7 @@ fn the_audit_counts_outcomes_and_who_decided_them() {
         ("ask", "reject (escalated: nobody to ask)", Some(false)),
         ("ask", "cancelled", None),
     ];
-    let records: Vec<Value> = (calls.iter().enumerate())
-        .map(|(n, (decision, answer, allowed))| {
-            let handlers = json!([
-                {"name": "builtin-commands", "verdict": decision},
-                {"name": "builtin-paths", "verdict": "abstain"},
-            ]);
-            let mut record = json!({"decision": decision, "answer": answer, "kind": "execute",
-                "subject": "terraform apply", "agent": "claude", "handlers": handlers});
-            if let Some(allowed) = allowed {
-                record["allowed"] = json!(allowed);
-            }
-            let hash = |seq: usize| format!("{seq:064x}");
-            json!({"log": "log-1", "seq": n + 1, "prev": (n > 0).then(|| hash(n)),
-                "hash": hash(n + 1), "record": record})
-        })
-        .collect();
-    let batch = json!({ "records": records });
+    let batch = audit_batch("log-1", &calls, "terraform apply");
     let (status, body) = call(
         "POST",
         &format!("{url}/v1/audit"),
@@ -1019,29 +999,211 @@ fn only_the_org_file_says_where_escalations_go() {
     );
 }
 
-/// A reviewer in a real browser (Debian's Chromium, driven by Playwright): signs in, sees the
-/// escalation of a waiting run, allows it on the page, and the run goes on: the agent's tool
-/// call is allowed in the same turn. Screenshots go to target/review-screenshots.
+/// An escalation as a gate submits it, asking to run `subject` (alice's, on her laptop).
+fn submission(id: &str, subject: &str) -> Value {
+    json!({
+        "id": id, "session_id": "s", "fingerprint": "a".repeat(64),
+        "kind": "execute", "tool": "Bash", "title": "t", "subject": subject,
+        "reasons": ["unknown command"], "handlers": [], "input": { "command": subject },
+        "paths": [], "developer": "alice", "machine": "laptop", "workspace": "/ws",
+        "agent": "claude"
+    })
+}
+
+/// The text the browser test puts in front of a reviewer to spoof what runs: a right-to-left
+/// override, a zero-width space, markup.
+const SPOOF: &str = "rm -rf ~/\u{202E}hs.txt\u{200B} && echo '<img src=x onerror=alert(1)>'";
+
+/// Escalations on `review`'s service in every state a page shows: their gates waiting (kept
+/// waiting by long-polls until `stop`), stopped waiting, never waited; decided and delivered,
+/// denied, an allow that reached no gate, a grant claimed, the reviewer's own; hostile and
+/// long unbroken text; and audit records of every outcome, with a broken chain. Returns the
+/// ids by state.
+fn every_state(review: &Review, stop: &Arc<AtomicBool>) -> Value {
+    let url = review.service.url.clone();
+    let submit = |gate: &str, id: &str, subject: &str, change: &dyn Fn(&mut Value)| {
+        let mut body = submission(id, subject);
+        change(&mut body);
+        let (status, said) = call("POST", &format!("{url}/v1/escalations"), gate, Some(body));
+        assert_eq!(status, 201, "{said}");
+    };
+    let same = |_: &mut Value| {};
+    let decide =
+        |id: &str, body: Value| assert_eq!(review.decide(&review.reviewer, id, body).0, 200);
+    submit(&review.gate, "esc-hostile", SPOOF, &|body| {
+        body["reasons"] = json!(["the agent said \u{2066}nothing to worry about\u{2069}"]);
+        body["developer"] = json!("ali\u{200B}ce");
+        body["agent"] = json!("\"><script>alert(1)</script>");
+        body["paths"] = json!(["/ws/\u{202E}gpj.exe"]);
+    });
+    let long = format!("curl https://example.org/{}", "a1b2c3d4".repeat(400));
+    submit(&review.gate, "esc-long", &long, &same);
+    submit(&review.gate, "esc-delivered", "make release", &same);
+    submit(
+        &review.gate,
+        "esc-denied",
+        "kubectl delete namespace payments",
+        &same,
+    );
+    let waited = ["esc-hostile", "esc-long", "esc-delivered", "esc-denied"];
+    keep_waiting(&url, &review.gate, &waited, stop);
+    // Decided once their gate waits: the decisions are delivered to it.
+    let show = format!("{url}/v1/escalations/esc-denied");
+    while call("GET", &show, &review.reviewer, None).1["gate_until_ms"].is_null() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    decide("esc-delivered", json!({ "choice": "allow" }));
+    decide(
+        "esc-denied",
+        json!({ "choice": "deny", "message": "not the shared cluster: use your sandbox" }),
+    );
+
+    // Gates that stopped waiting a minute ago, or never waited.
+    for id in ["esc-stale", "esc-late"] {
+        submit(
+            &review.gate,
+            id,
+            "terraform destroy -target=module.cache",
+            &same,
+        );
+        let wait = format!("{url}/v1/escalations/{id}/decision?wait_ms=0");
+        call("GET", &wait, &review.gate, None);
+        tamper(
+            &review.database,
+            "UPDATE escalations SET gate_until_ms = gate_until_ms - 60000, created_ms = created_ms - 90000 WHERE id = $1",
+            id,
+        );
+    }
+    decide("esc-late", json!({ "choice": "allow" }));
+    for (id, subject) in [
+        ("esc-nowait", "psql -c 'VACUUM FULL'"),
+        ("esc-claimed", "make migrate"),
+    ] {
+        submit(&review.gate, id, subject, &same);
+        tamper(
+            &review.database,
+            "UPDATE escalations SET created_ms = created_ms - 60000 WHERE id = $1",
+            id,
+        );
+    }
+    decide("esc-claimed", json!({ "choice": "allow_and_propose" }));
+    let claim = format!("{url}/v1/escalations/esc-claimed/claim");
+    assert_eq!(call("POST", &claim, &review.gate, Some(json!({}))).0, 200);
+    let bob = token(
+        &review.sandbox,
+        &review.database,
+        "gate",
+        "Bob@desk",
+        Some("platform"),
+    );
+    submit(&bob, "esc-own", "npm publish", &|body| {
+        body["developer"] = json!("bob")
+    });
+    keep_waiting(&url, &bob, &["esc-own"], stop);
+
+    // The audit: every outcome, a hostile subject, and a log with a gap.
+    let calls = [
+        ("allow", "allow-once", Some(true)),
+        ("ask", "allow-once (reviewer: esc-1 by bob)", Some(true)),
+        ("ask", "reject (user)", Some(false)),
+        ("ask", "reject (escalated: nobody to ask)", Some(false)),
+        ("ask", "cancelled", None),
+    ];
+    let mut batch = audit_batch("log-1", &calls, SPOOF);
+    assert_eq!(
+        call(
+            "POST",
+            &format!("{url}/v1/audit"),
+            &review.gate,
+            Some(batch.clone())
+        )
+        .0,
+        200
+    );
+    let records = batch["records"].as_array_mut().unwrap();
+    records.remove(1);
+    let (status, said) = call("POST", &format!("{url}/v1/audit"), &bob, Some(batch));
+    assert_eq!(status, 200, "{said}");
+    json!({
+        "waiting": ["esc-hostile", "esc-long", "esc-own"],
+        "stale": ["esc-stale", "esc-nowait"],
+        "decided": ["esc-delivered", "esc-denied", "esc-late", "esc-claimed"],
+    })
+}
+
+/// Keeps `gate`'s escalations `ids` waiting (long-polls one after another, as a gate does)
+/// until each is decided or `stop` is set.
+fn keep_waiting(url: &str, gate: &str, ids: &[&str], stop: &Arc<AtomicBool>) {
+    let mut waiting: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+    let (url, gate, stop) = (url.to_owned(), gate.to_owned(), stop.clone());
+    std::thread::spawn(move || {
+        while !waiting.is_empty() && !stop.load(Ordering::SeqCst) {
+            waiting.retain(|id| {
+                let wait = format!("{url}/v1/escalations/{id}/decision?wait_ms=300");
+                call("GET", &wait, &gate, None).1["status"] == "open"
+            });
+        }
+    });
+}
+
+/// A batch of one audit log's records, one per call: (the chain's verdict, the answer as a
+/// gate records it, allowed), each about `subject`.
+fn audit_batch(log: &str, calls: &[(&str, &str, Option<bool>)], subject: &str) -> Value {
+    let records: Vec<Value> = (calls.iter().enumerate())
+        .map(|(n, (decision, answer, allowed))| {
+            let handlers = json!([
+                {"name": "builtin-commands", "verdict": decision},
+                {"name": "builtin-paths", "verdict": "abstain"},
+            ]);
+            let mut record = json!({"decision": decision, "answer": answer, "kind": "execute",
+                "subject": subject, "agent": "claude", "handlers": handlers});
+            if let Some(allowed) = allowed {
+                record["allowed"] = json!(allowed);
+            }
+            let hash = |seq: usize| format!("{seq:064x}");
+            json!({"log": log, "seq": n + 1, "prev": (n > 0).then(|| hash(n)),
+                "hash": hash(n + 1), "record": record})
+        })
+        .collect();
+    json!({ "records": records })
+}
+
+/// Every page in a real browser (Debian's Chromium, driven by Playwright,
+/// tests/browser/review.mjs): on an empty service and on one holding escalations in every
+/// state, each page answers, fits a phone's width (390 px) without scrolling sideways and
+/// shows no hidden character as it is; screenshots of each at both widths go to
+/// target/review-screenshots. The queue updates itself when an escalation arrives (the tab's
+/// title carries the count), and a reviewer allows the escalation of a waiting run on its page:
+/// the agent's tool call is allowed in the same turn.
 #[test]
-fn a_reviewer_allows_a_waiting_run_in_the_browser() {
-    let review = Review::sqlite(&[]);
-    let run = review.run(&["--wait", "120s"], "deploy");
-    let shots = repo().join("target/review-screenshots");
-    std::fs::create_dir_all(&shots).unwrap();
+fn every_page_draws_in_every_state_in_the_browser_and_a_reviewer_allows_a_waiting_run() {
     let browser = repo().join("tests/browser");
     assert!(
         browser.join("node_modules/playwright-core").is_dir(),
         "tests/browser has no playwright-core: run scripts/install-test-services.sh"
     );
+    let shots = repo().join("target/review-screenshots");
+    let _ = std::fs::remove_dir_all(&shots);
+    std::fs::create_dir_all(&shots).unwrap();
+    let empty = Review::sqlite(&[]);
+    let review = Review::sqlite(&[]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let states = every_state(&review, &stop);
+    let run = review.run(&["--wait", "300s"], "deploy");
+    let config = json!({
+        "shots": shots,
+        "empty": { "url": empty.service.url, "reviewer": empty.reviewer },
+        "full": {
+            "url": review.service.url, "reviewer": review.reviewer, "gate": review.gate,
+            "states": states, "run": "terraform apply", "arrive": submission("esc-arrived", "make deploy-canary"),
+        },
+    });
     let output = Command::new("node")
         .arg(browser.join("review.mjs"))
-        .args([
-            &review.service.url,
-            &review.reviewer,
-            shots.to_str().unwrap(),
-        ])
+        .arg(config.to_string())
         .output()
         .unwrap();
+    stop.store(true, Ordering::SeqCst);
     assert!(
         output.status.success(),
         "{}\n{}",
@@ -1049,8 +1211,9 @@ fn a_reviewer_allows_a_waiting_run_in_the_browser() {
         review.service.log()
     );
     let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(seen["subject"], "terraform apply");
-    assert_eq!(seen["decided"], "Allowed by bob");
+    assert_eq!(seen["subject"], "terraform apply", "{seen}");
+    assert_eq!(seen["decided"], "Allowed by bob", "{seen}");
+    assert!(seen["drawn"].as_u64().unwrap() >= 30, "{seen}");
     let (code, steps, output) = finished(run);
     assert_eq!(steps, ["STEP deploy selected:allow-once"], "{output}");
     assert_eq!(code, Some(0), "{output}");
@@ -1630,12 +1793,7 @@ fn an_allow_once_answers_one_ask_and_the_same_request_asked_again_waits_for_its_
 fn a_decision_is_used_once_delivered_to_its_waiting_gate_or_claimed(review: Review) {
     let url = &review.service.url;
     let decided = |id: &str| {
-        let submission = json!({
-            "id": id, "session_id": "s", "fingerprint": "a".repeat(64),
-            "kind": "execute", "tool": "Bash", "title": "t", "subject": "make deploy",
-            "reasons": [], "handlers": [], "input": {}, "paths": [],
-            "developer": "alice", "machine": "laptop", "workspace": "/ws", "agent": "claude"
-        });
+        let submission = submission(id, "make deploy");
         let submit = format!("{url}/v1/escalations");
         assert_eq!(call("POST", &submit, &review.gate, Some(submission)).0, 201);
         let allow = json!({ "choice": "allow" });

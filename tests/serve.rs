@@ -6,6 +6,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -130,6 +131,17 @@ fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
 
 /// One HTTP request to the service: its status and JSON body.
 pub fn call(method: &str, url: &str, token: &str, body: Option<Value>) -> (u16, Value) {
+    call_with(method, url, token, body, &[])
+}
+
+/// [`call`] with more `headers`.
+fn call_with(
+    method: &str,
+    url: &str,
+    token: &str,
+    body: Option<Value>,
+    headers: &[(&str, &str)],
+) -> (u16, Value) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     block_on(async {
         let client = reqwest::Client::new();
@@ -137,6 +149,9 @@ pub fn call(method: &str, url: &str, token: &str, body: Option<Value>) -> (u16, 
             .request(method.parse().unwrap(), url)
             .bearer_auth(token)
             .timeout(Duration::from_secs(60));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
         if let Some(body) = body {
             request = request.json(&body);
         }
@@ -351,24 +366,37 @@ fn a_waiting_run_goes_on_when_a_reviewer_allows(review: Review) {
     assert_eq!(escalation["team"], "payments");
     let id = escalation["id"].as_str().unwrap().to_owned();
 
-    // Alice's own reviewer token cannot decide it, nor can a gate's; Bob's can.
+    // Alice's own reviewer token cannot decide it, however her name is spelt (case, fullwidth
+    // letters, surrounding space, a zero-width space), nor can a gate's; Bob's can.
     let (sandbox, database) = (&review.sandbox, &review.database);
-    let alice = token(sandbox, database, "reviewer", "alice", None);
     let allow = json!({ "choice": "allow" });
-    let (status, refused) = review.decide(&alice, &id, allow.clone());
-    assert_eq!(status, 403, "{refused}");
-    assert!(
-        refused["error"].as_str().unwrap().contains("own request"),
-        "{refused}"
-    );
+    for alice in [
+        "alice",
+        "Alice",
+        " alice",
+        "ＡＬＩＣＥ",
+        "ali\u{200B}ce@desk",
+    ] {
+        let alice = token(sandbox, database, "reviewer", alice, None);
+        let (status, refused) = review.decide(&alice, &id, allow.clone());
+        assert_eq!(status, 403, "{refused}");
+        assert!(
+            refused["error"].as_str().unwrap().contains("own request"),
+            "{refused}"
+        );
+    }
     let (status, refused) = review.decide(&review.gate, &id, allow.clone());
     assert_eq!(status, 403, "a gate's token decides nothing: {refused}");
+    assert_eq!(escalation["gate"]["state"], "waiting", "{escalation}");
     let (status, decided) = review.decide(&review.reviewer, &id, allow);
     assert_eq!(status, 200, "{decided}");
 
     let (code, steps, output) = finished(run);
     assert_eq!(steps, ["STEP deploy selected:allow-once"], "{output}");
     assert_eq!(code, Some(0), "{output}");
+    let shown = format!("{}/v1/escalations/{id}", review.service.url);
+    let shown = call("GET", &shown, &review.reviewer, None).1;
+    assert_eq!(shown["reached"]["state"], "delivered", "{shown}");
     let audit = audit_lines(sandbox);
     let line = audit
         .iter()
@@ -499,12 +527,7 @@ fn the_api_refuses_what_it_must() {
     let (sandbox, database, service) = (&review.sandbox, &review.database, &review.service);
     let (alice, reviewer) = (&review.gate, &review.reviewer);
     let carol = token(sandbox, database, "gate", "carol", None);
-    let submission = json!({
-        "id": "esc-0123456789ab", "session_id": "s", "fingerprint": "a".repeat(64),
-        "kind": "execute", "tool": "Bash", "title": "t", "subject": "make deploy",
-        "reasons": ["unknown command"], "handlers": [], "input": {}, "paths": [],
-        "developer": "alice", "machine": "laptop", "workspace": "/ws", "agent": "claude"
-    });
+    let submission = submission("esc-0123456789ab", "make deploy");
     let submit = format!("{}/v1/escalations", service.url);
     assert_eq!(
         call("POST", &submit, alice, Some(submission.clone())).0,
@@ -754,6 +777,106 @@ fn audit_batches_shipped_at_once_by_several_gates_are_all_taken() {
     assert_eq!(summary["broken"], json!([]), "{summary}");
 }
 
+/// The audit page counts what happened to each call (allowed, denied, neither) and who
+/// decided it (the chain, a person, a reviewer, nobody), read from the answers the gates
+/// record, not the chain's verdicts; every row adds up both ways, and each handler's verdicts
+/// add up to what it judged.
+#[test]
+fn the_audit_counts_outcomes_and_who_decided_them() {
+    let review = Review::sqlite(&[]);
+    let url = &review.service.url;
+    // (the chain's verdict, the answer as a gate records it, allowed).
+    let calls = [
+        ("allow", "allow-once", Some(true)),
+        ("deny", "reject", Some(false)),
+        ("ask", "allow-once (user)", Some(true)),
+        ("ask", "reject (editor)", Some(false)),
+        ("ask", "allow-always (session-rule)", Some(true)),
+        ("ask", "ask (agent)", None),
+        ("ask", "allow-once (reviewer: esc-1 by bob)", Some(true)),
+        (
+            "ask",
+            "reject (reviewer: esc-2 by bob: ask (user) first)",
+            Some(false),
+        ),
+        ("ask", "allow-once (granted: esc-3 by bob)", Some(true)),
+        ("ask", "reject (escalated: nobody to ask)", Some(false)),
+        ("ask", "cancelled", None),
+    ];
+    let batch = audit_batch("log-1", &calls, "terraform apply");
+    let (status, body) = call(
+        "POST",
+        &format!("{url}/v1/audit"),
+        &review.gate,
+        Some(batch),
+    );
+    assert_eq!(status, 200, "{body}");
+    let summary = call(
+        "GET",
+        &format!("{url}/v1/audit/summary"),
+        &review.reviewer,
+        None,
+    )
+    .1;
+    let total = &summary["total"];
+    let counts = |t: &Value, keys: &[&str]| {
+        keys.iter()
+            .map(|k| t[k].as_i64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    let (outcomes, deciders) = (
+        ["allowed", "denied", "neither"],
+        ["chain", "person", "reviewer", "nobody"],
+    );
+    assert_eq!(counts(total, &["total"]), [11]);
+    assert_eq!(counts(total, &outcomes), [5, 4, 2], "{total}");
+    assert_eq!(counts(total, &deciders), [2, 4, 3, 2], "{total}");
+    let by_outcome = summary["by_outcome"].as_array().unwrap();
+    let names: Vec<&str> = by_outcome
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, outcomes);
+    let allowed = &by_outcome[0];
+    assert_eq!(counts(allowed, &deciders), [1, 2, 2, 0], "{allowed}");
+    let tallies = [
+        &summary["by_agent"],
+        &summary["by_developer"],
+        &summary["by_outcome"],
+    ];
+    for tally in tallies
+        .iter()
+        .flat_map(|t| t.as_array().unwrap())
+        .chain([total])
+    {
+        let sum = |keys: &[&str]| counts(tally, keys).iter().sum::<i64>();
+        assert_eq!(sum(&outcomes), tally["total"].as_i64().unwrap(), "{tally}");
+        assert_eq!(sum(&deciders), tally["total"].as_i64().unwrap(), "{tally}");
+    }
+    for (n, column) in deciders.iter().chain(&["total"]).enumerate() {
+        let rows: i64 = by_outcome.iter().map(|t| t[column].as_i64().unwrap()).sum();
+        assert_eq!(
+            rows,
+            total[column].as_i64().unwrap(),
+            "column {n} ({column})"
+        );
+    }
+    for handler in summary["by_handler"].as_array().unwrap() {
+        let sum: i64 = counts(handler, &["allow", "deny", "ask", "abstain"])
+            .iter()
+            .sum();
+        assert_eq!((sum, &handler["total"]), (11, &json!(11)), "{handler}");
+    }
+    let page = browse(
+        "GET",
+        &format!("{url}/audit"),
+        &[("cookie", &sign_in(url, &review.reviewer))],
+        &[],
+    );
+    assert_eq!(page.0, 200, "{}", page.2);
+    assert!(page.2.contains("Who decided"), "{}", page.2);
+}
+
 /// Each new escalation is posted to the webhook (Slack's JSON, with a link), retried after a
 /// failure, and never holds the submission.
 #[test]
@@ -876,29 +999,211 @@ fn only_the_org_file_says_where_escalations_go() {
     );
 }
 
-/// A reviewer in a real browser (Debian's Chromium, driven by Playwright): signs in, sees the
-/// escalation of a waiting run, allows it on the page, and the run goes on: the agent's tool
-/// call is allowed in the same turn. Screenshots go to target/review-screenshots.
+/// An escalation as a gate submits it, asking to run `subject` (alice's, on her laptop).
+fn submission(id: &str, subject: &str) -> Value {
+    json!({
+        "id": id, "session_id": "s", "fingerprint": "a".repeat(64),
+        "kind": "execute", "tool": "Bash", "title": "t", "subject": subject,
+        "reasons": ["unknown command"], "handlers": [], "input": { "command": subject },
+        "paths": [], "developer": "alice", "machine": "laptop", "workspace": "/ws",
+        "agent": "claude"
+    })
+}
+
+/// The text the browser test puts in front of a reviewer to spoof what runs: a right-to-left
+/// override, a zero-width space, markup.
+const SPOOF: &str = "rm -rf ~/\u{202E}hs.txt\u{200B} && echo '<img src=x onerror=alert(1)>'";
+
+/// Escalations on `review`'s service in every state a page shows: their gates waiting (kept
+/// waiting by long-polls until `stop`), stopped waiting, never waited; decided and delivered,
+/// denied, an allow that reached no gate, a grant claimed, the reviewer's own; hostile and
+/// long unbroken text; and audit records of every outcome, with a broken chain. Returns the
+/// ids by state.
+fn every_state(review: &Review, stop: &Arc<AtomicBool>) -> Value {
+    let url = review.service.url.clone();
+    let submit = |gate: &str, id: &str, subject: &str, change: &dyn Fn(&mut Value)| {
+        let mut body = submission(id, subject);
+        change(&mut body);
+        let (status, said) = call("POST", &format!("{url}/v1/escalations"), gate, Some(body));
+        assert_eq!(status, 201, "{said}");
+    };
+    let same = |_: &mut Value| {};
+    let decide =
+        |id: &str, body: Value| assert_eq!(review.decide(&review.reviewer, id, body).0, 200);
+    submit(&review.gate, "esc-hostile", SPOOF, &|body| {
+        body["reasons"] = json!(["the agent said \u{2066}nothing to worry about\u{2069}"]);
+        body["developer"] = json!("ali\u{200B}ce");
+        body["agent"] = json!("\"><script>alert(1)</script>");
+        body["paths"] = json!(["/ws/\u{202E}gpj.exe"]);
+    });
+    let long = format!("curl https://example.org/{}", "a1b2c3d4".repeat(400));
+    submit(&review.gate, "esc-long", &long, &same);
+    submit(&review.gate, "esc-delivered", "make release", &same);
+    submit(
+        &review.gate,
+        "esc-denied",
+        "kubectl delete namespace payments",
+        &same,
+    );
+    let waited = ["esc-hostile", "esc-long", "esc-delivered", "esc-denied"];
+    keep_waiting(&url, &review.gate, &waited, stop);
+    // Decided once their gate waits: the decisions are delivered to it.
+    let show = format!("{url}/v1/escalations/esc-denied");
+    while call("GET", &show, &review.reviewer, None).1["gate_until_ms"].is_null() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    decide("esc-delivered", json!({ "choice": "allow" }));
+    decide(
+        "esc-denied",
+        json!({ "choice": "deny", "message": "not the shared cluster: use your sandbox" }),
+    );
+
+    // Gates that stopped waiting a minute ago, or never waited.
+    for id in ["esc-stale", "esc-late"] {
+        submit(
+            &review.gate,
+            id,
+            "terraform destroy -target=module.cache",
+            &same,
+        );
+        let wait = format!("{url}/v1/escalations/{id}/decision?wait_ms=0");
+        call("GET", &wait, &review.gate, None);
+        tamper(
+            &review.database,
+            "UPDATE escalations SET gate_until_ms = gate_until_ms - 60000, created_ms = created_ms - 90000 WHERE id = $1",
+            id,
+        );
+    }
+    decide("esc-late", json!({ "choice": "allow" }));
+    for (id, subject) in [
+        ("esc-nowait", "psql -c 'VACUUM FULL'"),
+        ("esc-claimed", "make migrate"),
+    ] {
+        submit(&review.gate, id, subject, &same);
+        tamper(
+            &review.database,
+            "UPDATE escalations SET created_ms = created_ms - 60000 WHERE id = $1",
+            id,
+        );
+    }
+    decide("esc-claimed", json!({ "choice": "allow_and_propose" }));
+    let claim = format!("{url}/v1/escalations/esc-claimed/claim");
+    assert_eq!(call("POST", &claim, &review.gate, Some(json!({}))).0, 200);
+    let bob = token(
+        &review.sandbox,
+        &review.database,
+        "gate",
+        "Bob@desk",
+        Some("platform"),
+    );
+    submit(&bob, "esc-own", "npm publish", &|body| {
+        body["developer"] = json!("bob")
+    });
+    keep_waiting(&url, &bob, &["esc-own"], stop);
+
+    // The audit: every outcome, a hostile subject, and a log with a gap.
+    let calls = [
+        ("allow", "allow-once", Some(true)),
+        ("ask", "allow-once (reviewer: esc-1 by bob)", Some(true)),
+        ("ask", "reject (user)", Some(false)),
+        ("ask", "reject (escalated: nobody to ask)", Some(false)),
+        ("ask", "cancelled", None),
+    ];
+    let mut batch = audit_batch("log-1", &calls, SPOOF);
+    assert_eq!(
+        call(
+            "POST",
+            &format!("{url}/v1/audit"),
+            &review.gate,
+            Some(batch.clone())
+        )
+        .0,
+        200
+    );
+    let records = batch["records"].as_array_mut().unwrap();
+    records.remove(1);
+    let (status, said) = call("POST", &format!("{url}/v1/audit"), &bob, Some(batch));
+    assert_eq!(status, 200, "{said}");
+    json!({
+        "waiting": ["esc-hostile", "esc-long", "esc-own"],
+        "stale": ["esc-stale", "esc-nowait"],
+        "decided": ["esc-delivered", "esc-denied", "esc-late", "esc-claimed"],
+    })
+}
+
+/// Keeps `gate`'s escalations `ids` waiting (long-polls one after another, as a gate does)
+/// until each is decided or `stop` is set.
+fn keep_waiting(url: &str, gate: &str, ids: &[&str], stop: &Arc<AtomicBool>) {
+    let mut waiting: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+    let (url, gate, stop) = (url.to_owned(), gate.to_owned(), stop.clone());
+    std::thread::spawn(move || {
+        while !waiting.is_empty() && !stop.load(Ordering::SeqCst) {
+            waiting.retain(|id| {
+                let wait = format!("{url}/v1/escalations/{id}/decision?wait_ms=300");
+                call("GET", &wait, &gate, None).1["status"] == "open"
+            });
+        }
+    });
+}
+
+/// A batch of one audit log's records, one per call: (the chain's verdict, the answer as a
+/// gate records it, allowed), each about `subject`.
+fn audit_batch(log: &str, calls: &[(&str, &str, Option<bool>)], subject: &str) -> Value {
+    let records: Vec<Value> = (calls.iter().enumerate())
+        .map(|(n, (decision, answer, allowed))| {
+            let handlers = json!([
+                {"name": "builtin-commands", "verdict": decision},
+                {"name": "builtin-paths", "verdict": "abstain"},
+            ]);
+            let mut record = json!({"decision": decision, "answer": answer, "kind": "execute",
+                "subject": subject, "agent": "claude", "handlers": handlers});
+            if let Some(allowed) = allowed {
+                record["allowed"] = json!(allowed);
+            }
+            let hash = |seq: usize| format!("{seq:064x}");
+            json!({"log": log, "seq": n + 1, "prev": (n > 0).then(|| hash(n)),
+                "hash": hash(n + 1), "record": record})
+        })
+        .collect();
+    json!({ "records": records })
+}
+
+/// Every page in a real browser (Debian's Chromium, driven by Playwright,
+/// tests/browser/review.mjs): on an empty service and on one holding escalations in every
+/// state, each page answers, fits a phone's width (390 px) without scrolling sideways and
+/// shows no hidden character as it is; screenshots of each at both widths go to
+/// target/review-screenshots. The queue updates itself when an escalation arrives (the tab's
+/// title carries the count), and a reviewer allows the escalation of a waiting run on its page:
+/// the agent's tool call is allowed in the same turn.
 #[test]
-fn a_reviewer_allows_a_waiting_run_in_the_browser() {
-    let review = Review::sqlite(&[]);
-    let run = review.run(&["--wait", "120s"], "deploy");
-    let shots = repo().join("target/review-screenshots");
-    std::fs::create_dir_all(&shots).unwrap();
+fn every_page_draws_in_every_state_in_the_browser_and_a_reviewer_allows_a_waiting_run() {
     let browser = repo().join("tests/browser");
     assert!(
         browser.join("node_modules/playwright-core").is_dir(),
         "tests/browser has no playwright-core: run scripts/install-test-services.sh"
     );
+    let shots = repo().join("target/review-screenshots");
+    let _ = std::fs::remove_dir_all(&shots);
+    std::fs::create_dir_all(&shots).unwrap();
+    let empty = Review::sqlite(&[]);
+    let review = Review::sqlite(&[]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let states = every_state(&review, &stop);
+    let run = review.run(&["--wait", "300s"], "deploy");
+    let config = json!({
+        "shots": shots,
+        "empty": { "url": empty.service.url, "reviewer": empty.reviewer },
+        "full": {
+            "url": review.service.url, "reviewer": review.reviewer, "gate": review.gate,
+            "states": states, "run": "terraform apply", "arrive": submission("esc-arrived", "make deploy-canary"),
+        },
+    });
     let output = Command::new("node")
         .arg(browser.join("review.mjs"))
-        .args([
-            &review.service.url,
-            &review.reviewer,
-            shots.to_str().unwrap(),
-        ])
+        .arg(config.to_string())
         .output()
         .unwrap();
+    stop.store(true, Ordering::SeqCst);
     assert!(
         output.status.success(),
         "{}\n{}",
@@ -906,8 +1211,9 @@ fn a_reviewer_allows_a_waiting_run_in_the_browser() {
         review.service.log()
     );
     let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(seen["subject"], "terraform apply");
-    assert_eq!(seen["decided"], "Allowed by bob");
+    assert_eq!(seen["subject"], "terraform apply", "{seen}");
+    assert_eq!(seen["decided"], "Allowed by bob", "{seen}");
+    assert!(seen["drawn"].as_u64().unwrap() >= 30, "{seen}");
     let (code, steps, output) = finished(run);
     assert_eq!(steps, ["STEP deploy selected:allow-once"], "{output}");
     assert_eq!(code, Some(0), "{output}");
@@ -917,6 +1223,215 @@ fn a_reviewer_allows_a_waiting_run_in_the_browser() {
         audit
             .iter()
             .any(|l| l["answer"] == format!("allow-once (reviewer: {id} by bob)"))
+    );
+}
+
+/// One request to the page as a browser sends it (`form`: a POST's fields), redirects not
+/// followed: the status, the `Set-Cookie` values and the body.
+fn browse(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    form: &[(&str, &str)],
+) -> (u16, Vec<String>, String) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let encode = |value: &str| -> String {
+        value
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    char::from(b).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    let body: Vec<String> = form
+        .iter()
+        .map(|(name, value)| format!("{name}={}", encode(value)))
+        .collect();
+    block_on(async {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let mut request = client.request(method.parse().unwrap(), url);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        if method == "POST" {
+            request = request
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(body.join("&"));
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let cookies = (response.headers().get_all("set-cookie").iter())
+            .map(|v| v.to_str().unwrap().to_owned())
+            .collect();
+        (status, cookies, response.text().await.unwrap())
+    })
+}
+
+/// The value cookie `name` is set to among `cookies` (`Set-Cookie` values), unless it is
+/// ended.
+fn cookie_set(cookies: &[String], name: &str) -> Option<String> {
+    let value = cookies
+        .iter()
+        .find_map(|c| c.strip_prefix(&format!("{name}=")))?;
+    let value = value.split(';').next().unwrap();
+    (!value.is_empty()).then(|| value.to_owned())
+}
+
+/// Signs in to the page at `url` with `token` as a browser would: the session's `Cookie`
+/// header.
+fn sign_in(url: &str, token: &str) -> String {
+    let login = format!("{url}/login");
+    let (_, cookies, _) = browse("GET", &login, &[], &[]);
+    let csrf = cookie_set(&cookies, "acp_gate_login").unwrap();
+    let headers = [
+        ("cookie", format!("acp_gate_login={csrf}")),
+        ("origin", url.to_owned()),
+    ];
+    let headers = headers
+        .each_ref()
+        .map(|(name, value)| (*name, value.as_str()));
+    let (status, cookies, body) = browse(
+        "POST",
+        &login,
+        &headers,
+        &[("token", token), ("csrf", &csrf)],
+    );
+    assert_eq!(status, 303, "{body}");
+    format!(
+        "acp_gate_session={}",
+        cookie_set(&cookies, "acp_gate_session").unwrap()
+    )
+}
+
+/// A sign-in through another site is refused: a form with no sign-in cookie beside it (a
+/// SameSite=Strict cookie never goes with another site's post), another CSRF token, an
+/// `Origin` of another site or an opaque one, a `Sec-Fetch-Site: cross-site`; the page's own
+/// form signs in. Signing out likewise. A flood of unknown tokens from one address is held
+/// back (429) before it costs a lookup each, on the API and on the sign-in page; the tokens
+/// already found good still work from that address, a new one once the address's budget
+/// refills; an `X-Forwarded-For` is believed only behind a proxy, which tells clients apart.
+#[test]
+fn signing_in_from_another_site_and_floods_of_unknown_tokens_are_refused() {
+    let review = Review::sqlite(&[]);
+    let url = review.service.url.as_str();
+    let (login, logout) = (format!("{url}/login"), format!("{url}/logout"));
+    let (status, cookies, _) = browse("GET", &login, &[], &[]);
+    assert_eq!(status, 200);
+    let csrf = cookie_set(&cookies, "acp_gate_login").unwrap();
+    let cookie = format!("acp_gate_login={csrf}");
+    let sign_in = |headers: &[(&str, &str)], csrf: &str| {
+        let form = [("token", review.reviewer.as_str()), ("csrf", csrf)];
+        browse("POST", &login, headers, &form)
+    };
+    let forged: [(&[(&str, &str)], &str); 5] = [
+        (&[], &csrf),
+        (&[("cookie", &cookie)], "forged"),
+        (
+            &[("cookie", &cookie), ("origin", "https://evil.example")],
+            &csrf,
+        ),
+        (&[("cookie", &cookie), ("origin", "null")], &csrf),
+        (
+            &[("cookie", &cookie), ("sec-fetch-site", "cross-site")],
+            &csrf,
+        ),
+    ];
+    for (headers, csrf) in forged {
+        let (status, cookies, body) = sign_in(headers, csrf);
+        assert_eq!(status, 403, "{headers:?}: {body}");
+        assert_eq!(cookie_set(&cookies, "acp_gate_session"), None);
+    }
+    let ours = [
+        ("cookie", cookie.as_str()),
+        ("origin", url),
+        ("sec-fetch-site", "same-origin"),
+    ];
+    let (status, cookies, body) = sign_in(&ours, &csrf);
+    assert_eq!(status, 303, "{body}");
+    let session = format!(
+        "acp_gate_session={}",
+        cookie_set(&cookies, "acp_gate_session").unwrap()
+    );
+    let (status, _, page) = browse("GET", &format!("{url}/queue"), &[("cookie", &session)], &[]);
+    assert_eq!(status, 200, "{page}");
+    let page_csrf = page.split("name=\"csrf\" value=\"").nth(1).unwrap();
+    let page_csrf = page_csrf.split('"').next().unwrap();
+    for (origin, expected) in [("https://evil.example", 403), ("null", 403), (url, 303)] {
+        let headers = [("cookie", session.as_str()), ("origin", origin)];
+        let (status, _, body) = browse("POST", &logout, &headers, &[("csrf", page_csrf)]);
+        assert_eq!(status, expected, "signing out from {origin}: {body}");
+    }
+
+    // A flood of unknown tokens from this address, each claiming another forwarded address
+    // (not believed: no proxy is declared).
+    let unknown = format!("{url}/v1/escalations/esc-none");
+    assert_eq!(
+        call("GET", &unknown, &review.gate, None).0,
+        404,
+        "found good"
+    );
+    let flood: Vec<u16> = (0..30)
+        .map(|n| {
+            let forwarded = format!("203.0.113.{n}");
+            let headers = [("x-forwarded-for", forwarded.as_str())];
+            call_with("GET", &unknown, &format!("acpg_guess{n}"), None, &headers).0
+        })
+        .collect();
+    let held = flood.iter().position(|s| *s == 429).expect("held back");
+    assert!(held <= 10, "a burst of ten at most: {flood:?}");
+    assert!(flood.iter().all(|s| [401, 429].contains(s)), "{flood:?}");
+    assert!(
+        flood[held..].iter().filter(|s| **s == 401).count() <= 1,
+        "one a second: {flood:?}"
+    );
+    assert_eq!(
+        call("GET", &unknown, &review.gate, None).0,
+        404,
+        "a token found good still works"
+    );
+    let form = [("token", "acpg_guess"), ("csrf", csrf.as_str())];
+    let (status, _, body) = browse("POST", &login, &[("cookie", &cookie)], &form);
+    assert_eq!(status, 429, "{body}");
+    assert!(body.contains("too many unknown tokens"), "{body}");
+    let carol = token(&review.sandbox, &review.database, "reviewer", "carol", None);
+    let list = format!("{url}/v1/escalations");
+    assert_eq!(
+        call("GET", &list, &carol, None).0,
+        429,
+        "a new token waits for the budget"
+    );
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(
+        call("GET", &list, &carol, None).0,
+        200,
+        "and is looked up once it refills"
+    );
+
+    // Behind a proxy, the address it appends to X-Forwarded-For tells clients apart.
+    let proxied = Review::sqlite(&["--behind-tls-proxy"]);
+    let list = format!("{}/v1/escalations", proxied.service.url);
+    let from = |forwarded: &str, token: &str| {
+        call_with("GET", &list, token, None, &[("x-forwarded-for", forwarded)]).0
+    };
+    let flood: Vec<u16> = (0..30)
+        .map(|n| from("198.51.100.7", &format!("acpg_guess{n}")))
+        .collect();
+    assert!(flood.contains(&429), "{flood:?}");
+    assert_eq!(
+        from("203.0.113.5", &proxied.reviewer),
+        200,
+        "another client"
+    );
+    assert_eq!(
+        from("203.0.113.5, 198.51.100.7", "acpg_more"),
+        429,
+        "what the client put before the proxy's address is not believed"
     );
 }
 
@@ -1278,12 +1793,7 @@ fn an_allow_once_answers_one_ask_and_the_same_request_asked_again_waits_for_its_
 fn a_decision_is_used_once_delivered_to_its_waiting_gate_or_claimed(review: Review) {
     let url = &review.service.url;
     let decided = |id: &str| {
-        let submission = json!({
-            "id": id, "session_id": "s", "fingerprint": "a".repeat(64),
-            "kind": "execute", "tool": "Bash", "title": "t", "subject": "make deploy",
-            "reasons": [], "handlers": [], "input": {}, "paths": [],
-            "developer": "alice", "machine": "laptop", "workspace": "/ws", "agent": "claude"
-        });
+        let submission = submission(id, "make deploy");
         let submit = format!("{url}/v1/escalations");
         assert_eq!(call("POST", &submit, &review.gate, Some(submission)).0, 201);
         let allow = json!({ "choice": "allow" });
@@ -1339,7 +1849,10 @@ fn a_decision_is_used_once_delivered_to_its_waiting_gate_or_claimed_on_postgres(
 }
 
 /// An ask nobody decided within `--wait` is denied and escalated under the id the service
-/// knows it by (its own): once a reviewer allows it, the resumed session claims it by that id.
+/// knows it by (its own): the service knows until when its gate waited, and once that is past
+/// the escalation leaves "Waiting for a decision". A reviewer's allow then reaches no gate: it
+/// is said so and kept as a proposal, not "Allowed by bob"; the resumed session claims it by
+/// its id, and then it is a grant claimed.
 #[test]
 fn an_ask_nobody_decided_in_time_is_granted_on_a_resume_by_its_own_id() {
     let review = Review::sqlite(&[]);
@@ -1351,12 +1864,66 @@ fn an_ask_nobody_decided_in_time_is_granted_on_a_resume_by_its_own_id() {
         output.contains(&format!("--grant {id}")),
         "the escalation record resumes the session with the service's id: {output}"
     );
+    let url = &review.service.url;
+    let show = |id: &str| {
+        call(
+            "GET",
+            &format!("{url}/v1/escalations/{id}"),
+            &review.reviewer,
+            None,
+        )
+        .1
+    };
+    let escalation = show(&id);
+    let waited =
+        escalation["gate_until_ms"].as_i64().unwrap() - escalation["created_ms"].as_i64().unwrap();
+    assert!(
+        (500..5000).contains(&waited),
+        "its gate waited about 1s: {escalation}"
+    );
+    // Time passes (the gate's last poll ended a minute ago).
+    tamper(
+        &review.database,
+        "UPDATE escalations SET gate_until_ms = gate_until_ms - 60000 WHERE id = $1",
+        &id,
+    );
+    let escalation = show(&id);
+    assert_eq!(escalation["gate"]["state"], "gave_up", "{escalation}");
+    let session = sign_in(url, &review.reviewer);
+    let page = |path: &str| browse("GET", &format!("{url}{path}"), &[("cookie", &session)], &[]).2;
+    let queue = page("/queue");
+    let (awaited, stale) = queue
+        .split_once("No gate is waiting")
+        .expect("a section of its own");
+    assert!(!awaited.contains(&id) && stale.contains(&id), "{queue}");
+    assert!(queue.contains("gate stopped waiting"), "{queue}");
+    assert!(
+        !queue.contains("<title>("),
+        "no gate waits: no count in the title: {queue}"
+    );
+
     let allow = json!({ "choice": "allow" });
-    assert_eq!(review.decide(&review.reviewer, &id, allow).0, 200);
+    let (status, decided) = review.decide(&review.reviewer, &id, allow);
+    assert_eq!(status, 200, "{decided}");
+    assert_eq!(decided["reached"]["state"], "nobody", "{decided}");
+    let shown = page(&format!("/escalations/{id}"));
+    assert!(
+        shown.contains("Allow proposed by bob: no gate received it"),
+        "{shown}"
+    );
+    assert!(!shown.contains("Allowed by bob"), "{shown}");
+    assert!(page("/history").contains("allow proposed"));
+
     let resume = ["--resume", "late", "--grant", &id];
     let (code, steps, output) = finished(review.run(&resume, "deploy"));
     assert_eq!(code, Some(0), "{output}");
     assert_eq!(steps, ["STEP deploy selected:allow-once"], "{output}");
+    assert_eq!(show(&id)["reached"]["state"], "claimed");
+    let shown = page(&format!("/escalations/{id}"));
+    assert!(
+        shown.contains("Allowed by bob") && shown.contains("claimed as a grant"),
+        "{shown}"
+    );
 }
 
 /// Two hook processes of one session asking the same (Claude Code in `bypassPermissions`,

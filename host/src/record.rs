@@ -56,6 +56,26 @@ impl ResolvedBy {
             (by, None) => format!("{answer} ({})", by.as_str()),
         }
     }
+
+    /// Who gave an audit line's `answer`, read back from what [`annotate`](Self::annotate)
+    /// wrote: the name in the parentheses after the answer's word (a message after it may say
+    /// anything). `None`: nobody is named (the chain, or a cancel).
+    pub fn of_answer(answer: &str) -> Option<ResolvedBy> {
+        use ResolvedBy::*;
+        let (_, note) = answer.split_once(" (")?;
+        let name = note.split([':', ')']).next()?;
+        [
+            SessionRule,
+            User,
+            Escalated,
+            Granted,
+            Editor,
+            Agent,
+            Reviewer,
+        ]
+        .into_iter()
+        .find(|by| by.as_str() == name)
+    }
 }
 
 /// What was asked and how the chain decided: the part every view shows.
@@ -249,5 +269,36 @@ pub fn subject(request: &ToolRequest) -> String {
     match request.paths.first() {
         Some(path) => request.shown(&path.absolute),
         None => request.title.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn who_gave_an_answer_is_read_back_from_what_annotate_wrote() {
+        use ResolvedBy::*;
+        let named = [
+            SessionRule,
+            User,
+            Escalated,
+            Granted,
+            Editor,
+            Agent,
+            Reviewer,
+        ];
+        for by in named {
+            for message in [None, Some("esc-1 by bob: ask (user) first: (editor)")] {
+                let answer = by.annotate("allow-once", message);
+                assert_eq!(ResolvedBy::of_answer(&answer), Some(by), "{answer}");
+            }
+        }
+        for by in [Chain, Cancelled] {
+            assert_eq!(
+                ResolvedBy::of_answer(&by.annotate("reject", Some("x"))),
+                None
+            );
+        }
     }
 }

@@ -1,16 +1,28 @@
-// A reviewer in Debian's Chromium, driven by playwright-core (tests/serve.rs runs this):
-// signs in with their token, waits for the escalation to appear in the queue, opens it and
-// allows it once. Screenshots of the queue and of the escalation (desktop and phone width)
-// go to SCREENSHOTS. Prints one JSON line: what it saw.
+// Every page of the review service in Debian's Chromium, driven by playwright-core
+// (tests/serve.rs runs this). On a service with nothing in it and on one holding escalations
+// in every state, it draws each page at a desktop's width and at a phone's (390 px): each must
+// answer as expected, fit the width without scrolling sideways (the document is no wider than
+// the window) and show no hidden character as it is; a screenshot of each goes to SHOTS. On
+// the second service it also watches the queue update itself when an escalation arrives (the
+// tab's title carries the count), then allows the escalation of a waiting `acp-gate run` on
+// its page. Prints one JSON line: what it saw.
 //
-//   node review.mjs URL REVIEWER_TOKEN SCREENSHOTS
+//   node review.mjs CONFIG
+//   CONFIG (JSON): {"shots": DIR, "empty": {"url", "reviewer"},
+//                   "full": {"url", "reviewer", "gate", "states": {STATE: [ID]}, "run": SUBJECT,
+//                            "arrive": SUBMISSION}}
 import { chromium } from "playwright-core";
 
-const [url, token, shots] = process.argv.slice(2);
-if (!url || !token || !shots) {
-  console.error("usage: node review.mjs URL REVIEWER_TOKEN SCREENSHOTS");
+const config = JSON.parse(process.argv[2] ?? "null");
+if (!config) {
+  console.error("usage: node review.mjs CONFIG_JSON");
   process.exit(2);
 }
+const { shots, empty, full } = config;
+const DESKTOP = { width: 1280, height: 860 };
+const PHONE = { width: 390, height: 844 };
+// The characters the page must never draw as they are (serve/visible.rs hides more).
+const HIDDEN = /[\u00AD\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/u;
 
 const browser = await chromium.launch({
   executablePath: "/usr/bin/chromium",
@@ -19,37 +31,115 @@ const browser = await chromium.launch({
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
   ],
 });
-try {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+let drawn = 0;
+
+/// Signs in with `token` on a new page of the service at `url`.
+async function signIn(url, token) {
+  const page = await browser.newPage({ viewport: DESKTOP });
   await page.goto(`${url}/queue`);
-  // Not signed in: the queue sends us to the login page.
-  if (!page.url().endsWith("/login")) throw new Error(`expected the login page, got ${page.url()}`);
+  // Not signed in: the queue sends us to the sign-in page.
+  if (!page.url().endsWith("/login")) throw new Error(`expected the sign-in page, got ${page.url()}`);
   await page.fill("#token", token);
   await Promise.all([page.waitForURL(/\/queue$/), page.click("button[type=submit]")]);
+  return page;
+}
 
-  // The escalation arrives while the gated run waits.
+/// Draws `path` at both widths: it answers `status`, fits, hides nothing; screenshots `name`.
+async function draw(page, url, path, name, status = 200) {
+  for (const [viewport, width] of [[DESKTOP, "desktop"], [PHONE, "phone"]]) {
+    await page.setViewportSize(viewport);
+    const response = await page.goto(`${url}${path}`);
+    if (response.status() !== status) {
+      throw new Error(`${path} answered ${response.status()}, not ${status}`);
+    }
+    const seen = await page.evaluate(() => ({
+      wide: document.documentElement.scrollWidth,
+      window: document.documentElement.clientWidth,
+      text: document.body.innerText,
+    }));
+    if (seen.wide > seen.window) {
+      throw new Error(`${path} at ${viewport.width} px is ${seen.wide} px wide: it scrolls sideways`);
+    }
+    if (HIDDEN.test(seen.text)) throw new Error(`${path} draws a hidden character as it is`);
+    await page.screenshot({ path: `${shots}/${name}-${width}.png`, fullPage: true });
+    drawn += 1;
+  }
+}
+
+/// Every page of a service: the queue, the history, the audit, the page of each escalation of
+/// `states` and of one that does not exist.
+async function drawAll(page, url, label, states = {}) {
+  await draw(page, url, "/queue", `${label}-queue`);
+  await draw(page, url, "/history", `${label}-history`);
+  await draw(page, url, "/audit", `${label}-audit`);
+  for (const [state, ids] of Object.entries(states)) {
+    for (const id of ids) await draw(page, url, `/escalations/${id}`, `${label}-${state}-${id}`);
+  }
+  await draw(page, url, "/escalations/esc-missing", `${label}-not-found`, 404);
+}
+
+try {
+  // The sign-in page, at both widths.
+  const signedOut = await browser.newPage({ viewport: DESKTOP });
+  await draw(signedOut, empty.url, "/login", "login");
+  await signedOut.close();
+
+  // A service with nothing in it.
+  const quiet = await signIn(empty.url, empty.reviewer);
+  await drawAll(quiet, empty.url, "empty");
+  await quiet.close();
+
+  // A service holding every state; the run's escalation arrives while the run waits.
+  const page = await signIn(full.url, full.reviewer);
+  const item = (subject) => page.locator(".queue .item", { hasText: subject });
   const deadline = Date.now() + 60_000;
-  while ((await page.locator(".queue .item").count()) === 0) {
-    if (Date.now() > deadline) throw new Error("no escalation appeared in the queue");
+  while ((await item(full.run).count()) === 0) {
+    if (Date.now() > deadline) throw new Error("the run's escalation did not appear in the queue");
     await page.waitForTimeout(250);
     await page.reload();
   }
-  const subject = (await page.locator(".queue .item .subject").first().textContent()).trim();
-  await page.screenshot({ path: `${shots}/review-queue.png` });
+  const subject = (await item(full.run).locator(".subject").textContent()).trim();
 
-  await Promise.all([page.waitForURL(/\/escalations\//), page.locator(".queue .item a.cover").first().click()]);
+  // An escalation arrives while the queue is open: the page updates itself, and the title's
+  // count goes up, with no reload from here.
+  const before = await page.title();
+  const counted = Number(before.match(/^\((\d+)\) /)?.[1] ?? 0);
+  const arrived = await fetch(`${full.url}/v1/escalations`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${full.gate}`, "content-type": "application/json" },
+    body: JSON.stringify(full.arrive),
+  });
+  if (arrived.status !== 201) throw new Error(`submitting: ${arrived.status} ${await arrived.text()}`);
+  await page.waitForFunction((n) => document.title.startsWith(`(${n}) `), counted + 1, { timeout: 20_000 });
+  await item(full.arrive.subject).waitFor({ timeout: 20_000 });
+  const after = await page.title();
+  await page.screenshot({ path: `${shots}/full-queue-updated-desktop.png`, fullPage: true });
+  const deny = await fetch(`${full.url}/v1/escalations/${full.arrive.id}/decision`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${full.reviewer}`, "content-type": "application/json" },
+    body: JSON.stringify({ choice: "deny", message: "seen: the queue updated itself" }),
+  });
+  if (deny.status !== 200) throw new Error(`denying: ${deny.status} ${await deny.text()}`);
+
+  // The reviewer allows the run's request on its page.
+  await page.reload();
+  await Promise.all([page.waitForURL(/\/escalations\//), item(full.run).locator("a.cover").click()]);
   const id = page.url().split("/").pop();
   const reasons = await page.locator(".reasons li").allTextContents();
-  await page.screenshot({ path: `${shots}/review-escalation.png`, fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: `${shots}/review-escalation-phone.png`, fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 860 });
-
   await Promise.all([page.waitForLoadState("load"), page.click("button[value=allow]")]);
   await page.waitForSelector(".decided-allowed");
   const decided = (await page.locator(".decided h2").textContent()).trim();
-  await page.screenshot({ path: `${shots}/review-decided.png` });
-  console.log(JSON.stringify({ id, subject, reasons, decided }));
+
+  // Then every page, with the run's escalation decided too.
+  const states = { ...full.states, run: [id], arrived: [full.arrive.id] };
+  await drawAll(page, full.url, "full", states);
+  const hostile = await page.goto(`${full.url}/escalations/${full.states.waiting[0]}`);
+  const flagged = await page.locator(".alert", { hasText: "holds hidden characters" }).count();
+  const escapes = await page.locator(".subject .hidden").allTextContents();
+  if (hostile.status() !== 200 || flagged !== 1 || !escapes.includes("⟨U+202E⟩")) {
+    throw new Error(`the hostile request is not shown as it runs: ${flagged} flag(s), ${escapes}`);
+  }
+  console.log(JSON.stringify({ id, subject, reasons, decided, before, after, escapes, drawn }));
 } finally {
   await browser.close();
 }

@@ -195,8 +195,13 @@ async fn wait(
     Query(query): Query<WaitQuery>,
 ) -> Result<Json<Waited>, Refusal> {
     require(&token, Role::Gate, "waiting for a decision")?;
-    let deadline = tokio::time::Instant::now() + Duration::from_millis(query.wait_ms).min(MAX_WAIT);
+    let held = Duration::from_millis(query.wait_ms).min(MAX_WAIT);
+    let deadline = tokio::time::Instant::now() + held;
     let waiting = service.wake.wait(&id);
+    // The page shows that this escalation's gate waits, and until when this poll holds (only
+    // the gate's own escalation is marked: the update names its token).
+    let until = super::db::now() + held.as_millis() as i64;
+    service.db.gate_waits(&id, &token, until).await?;
     loop {
         let notified = waiting.notify.notified();
         tokio::pin!(notified);

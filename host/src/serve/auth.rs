@@ -1,12 +1,13 @@
 //! Who is calling: bearer tokens (stored as their sha256: a token is 32 random bytes, so a
-//! fast hash is enough), their roles, a rate limit per token, and the page's sessions (an
-//! HttpOnly, SameSite=Strict cookie, Secure under TLS) with their CSRF tokens.
+//! fast hash is enough), their roles, a rate limit per token, a limit on unknown tokens per
+//! client address, and the page's sessions (an HttpOnly, SameSite=Strict cookie, Secure under
+//! TLS) with their CSRF tokens.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use axum::extract::FromRequestParts;
+use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::StatusCode;
 use axum::http::header::{AUTHORIZATION, COOKIE};
 use axum::http::request::Parts;
@@ -20,6 +21,19 @@ use crate::digest::sha256_hex;
 
 /// The page's session cookie.
 pub const COOKIE_NAME: &str = "acp_gate_session";
+
+/// The sign-in form's cookie: the CSRF token of a form that signs in, set with the form.
+pub const LOGIN_COOKIE: &str = "acp_gate_login";
+
+/// How long a sign-in form stays good.
+const LOGIN_FORM_SECONDS: i64 = 3600;
+
+/// Lookups of tokens not known to be good, per client address: a burst of ten, then one a
+/// second.
+const UNKNOWN_PER_SECOND: u32 = 1;
+
+/// The most token hashes [`Guesses`] remembers as good.
+const KNOWN: usize = 100_000;
 
 /// How long a page session lasts.
 pub const SESSION_MS: i64 = 12 * 3600 * 1000;
@@ -93,7 +107,7 @@ impl RateLimiter {
             return true;
         }
         let now = Instant::now();
-        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let mut buckets = lock(&self.buckets);
         if buckets.len() > 100_000 {
             // Full buckets say nothing: forget them rather than grow without end.
             buckets.retain(|_, (tokens, _)| *tokens < self.burst);
@@ -107,6 +121,67 @@ impl RateLimiter {
         } else {
             false
         }
+    }
+}
+
+/// Tokens nobody issued, per client address. Each one costs a database lookup and may be a
+/// guess, so an address that sends more than a few is refused (429) before its next lookup.
+/// Tokens this instance found good are looked up whatever their address sent (and forgotten
+/// once revoked): the gates that share an address with a broken or hostile one keep working.
+pub struct Guesses {
+    lookups: RateLimiter,
+    /// The hashes of the tokens and sessions found good.
+    known: Mutex<HashSet<String>>,
+}
+
+impl Default for Guesses {
+    fn default() -> Guesses {
+        Guesses {
+            lookups: RateLimiter::new(UNKNOWN_PER_SECOND),
+            known: Mutex::default(),
+        }
+    }
+}
+
+impl Guesses {
+    /// Whether the token (or session) hashed `hash` may be looked up for `client` now.
+    pub fn may_look_up(&self, client: &str, hash: &str) -> bool {
+        lock(&self.known).contains(hash) || self.lookups.allow(client)
+    }
+
+    /// The lookup of `hash` found a live token (or session), or did not.
+    pub fn found(&self, hash: &str, good: bool) {
+        let mut known = lock(&self.known);
+        if !good {
+            known.remove(hash);
+            return;
+        }
+        if known.len() >= KNOWN {
+            // Forgetting costs a lookup each, from the budget of their address: no harm.
+            known.clear();
+        }
+        known.insert(hash.to_owned());
+    }
+
+    /// The refusal of an address that sent too many unknown tokens.
+    pub fn refusal(client: &str) -> Refusal {
+        Refusal::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("too many unknown tokens from {client}: wait a few seconds"),
+        )
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The address a request in `parts` came from, as [`client_address`] reads it.
+fn client_of(parts: &Parts, service: &Service) -> String {
+    let peer = parts.extensions.get::<ConnectInfo<Peer>>().map(|c| c.0);
+    match peer {
+        Some(peer) => client_address(peer, &parts.headers, service.settings.behind_proxy()),
+        None => "an unknown address".to_owned(),
     }
 }
 
@@ -132,7 +207,14 @@ impl FromRequestParts<Arc<Service>> for Caller {
                 "no token: send `Authorization: Bearer TOKEN` (acp-gate serve token create)",
             ));
         };
-        let Some(token) = service.db.token_by_hash(&hash(secret)).await? else {
+        let hash = hash(secret);
+        let client = client_of(parts, service);
+        if !service.guesses.may_look_up(&client, &hash) {
+            return Err(Guesses::refusal(&client));
+        }
+        let found = service.db.token_by_hash(&hash).await?;
+        service.guesses.found(&hash, found.is_some());
+        let Some(token) = found else {
             return Err(Refusal::new(
                 StatusCode::UNAUTHORIZED,
                 "this token is unknown or revoked",
@@ -156,10 +238,9 @@ pub struct Reviewer {
     pub session: String,
 }
 
-/// The value of cookie `name` in the request.
-pub fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
-    parts
-        .headers
+/// The value of cookie `name` in a request's `headers`.
+pub fn cookie_in<'a>(headers: &'a axum::http::HeaderMap, name: &str) -> Option<&'a str> {
+    headers
         .get_all(COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
@@ -178,13 +259,18 @@ impl FromRequestParts<Arc<Service>> for Reviewer {
         service: &Arc<Service>,
     ) -> Result<Reviewer, Response> {
         let login = || Redirect::to("/login").into_response();
-        let secret = cookie(parts, COOKIE_NAME).ok_or_else(login)?;
+        let secret = cookie_in(&parts.headers, COOKIE_NAME).ok_or_else(login)?;
         let session = hash(secret);
+        let client = client_of(parts, service);
+        if !service.guesses.may_look_up(&client, &session) {
+            return Err(Guesses::refusal(&client).into_response());
+        }
         let found = service
             .db
             .session(&session)
             .await
             .map_err(|e| Refusal::from(e).into_response())?;
+        service.guesses.found(&session, found.is_some());
         match found {
             Some((token, csrf)) if token.role.reviews() => Ok(Reviewer {
                 token,
@@ -219,7 +305,9 @@ impl
     }
 }
 
-/// Who is signing in, for slowing down guesses: the client's address.
+/// Who is calling, for holding back guesses: the client's address, or behind a TLS proxy the
+/// address the proxy appended to `X-Forwarded-For` (anyone can send the header: it is believed
+/// only from a proxy the settings say is there).
 pub fn client_address(peer: Peer, parts: &axum::http::HeaderMap, behind_proxy: bool) -> String {
     let forwarded = parts
         .get("x-forwarded-for")
@@ -234,13 +322,21 @@ pub fn client_address(peer: Peer, parts: &axum::http::HeaderMap, behind_proxy: b
 
 /// The `Set-Cookie` value of a new session (or of its end, with an empty secret).
 pub fn session_cookie(secret: &str, secure: bool) -> String {
-    let max_age = if secret.is_empty() {
-        0
-    } else {
-        SESSION_MS / 1000
-    };
+    set_cookie(COOKIE_NAME, secret, "/", SESSION_MS / 1000, secure)
+}
+
+/// The `Set-Cookie` value of a sign-in form's CSRF token (or of its end, with an empty one):
+/// sent only with the form's own posts, never with another site's (SameSite=Strict), so a
+/// sign-in another site posts has no token to match.
+pub fn login_cookie(csrf: &str, secure: bool) -> String {
+    set_cookie(LOGIN_COOKIE, csrf, "/login", LOGIN_FORM_SECONDS, secure)
+}
+
+/// A cookie `name=value` for `path`, for `seconds` (none when `value` is empty: its end).
+fn set_cookie(name: &str, value: &str, path: &str, seconds: i64, secure: bool) -> String {
+    let max_age = if value.is_empty() { 0 } else { seconds };
     let secure = if secure { "; Secure" } else { "" };
-    format!("{COOKIE_NAME}={secret}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}{secure}")
+    format!("{name}={value}; Path={path}; HttpOnly; SameSite=Strict; Max-Age={max_age}{secure}")
 }
 
 #[cfg(test)]
@@ -264,5 +360,24 @@ mod tests {
         assert_ne!(new_secret("x"), new_secret("x"));
         assert!(session_cookie("s", true).contains("HttpOnly; SameSite=Strict"));
         assert!(session_cookie("s", true).ends_with("; Secure"));
+        assert!(login_cookie("c", false).starts_with("acp_gate_login=c; Path=/login;"));
+        assert!(login_cookie("", false).contains("Max-Age=0"));
+    }
+
+    #[test]
+    fn an_address_sending_unknown_tokens_is_held_back_and_known_tokens_are_not() {
+        let guesses = Guesses::default();
+        let looked_up = (0..20)
+            .filter(|n| guesses.may_look_up("10.0.0.1", &format!("guess {n}")))
+            .count();
+        assert_eq!(looked_up, 10, "a burst of ten, then one a second");
+        assert!(guesses.may_look_up("10.0.0.2", "guess"), "another address");
+        guesses.found("good", true);
+        assert!(
+            guesses.may_look_up("10.0.0.1", "good"),
+            "a token found good"
+        );
+        guesses.found("good", false);
+        assert!(!guesses.may_look_up("10.0.0.1", "good"), "once revoked");
     }
 }

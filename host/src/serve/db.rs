@@ -11,7 +11,9 @@ use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::{AnyPool, Row};
 
+use super::waiting::{Gate, Reached};
 use crate::distribution::signature::PrivateKey;
+use crate::record::ResolvedBy;
 use crate::service::{Ruling, ShippedRecord, Submission};
 
 /// The migrations, in order: (version, description, SQL).
@@ -25,6 +27,16 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         2,
         "decision delivered",
         include_str!("../../migrations/0002_decision_delivered.sql"),
+    ),
+    (
+        3,
+        "gate waiting",
+        include_str!("../../migrations/0003_gate_waiting.sql"),
+    ),
+    (
+        4,
+        "audit decided by",
+        include_str!("../../migrations/0004_audit_decided_by.sql"),
     ),
 ];
 
@@ -83,15 +95,11 @@ pub struct Token {
 }
 
 impl Token {
-    /// The person a token stands for: its name up to `@` (`alice@laptop` is alice's).
-    pub fn person(&self) -> &str {
-        person(&self.name)
+    /// The person a token stands for, normalised: its name up to `@` (`alice@laptop` is
+    /// alice's).
+    pub fn person(&self) -> String {
+        super::identity::person(&self.name)
     }
-}
-
-/// The person a token name stands for.
-pub fn person(name: &str) -> &str {
-    name.split('@').next().unwrap_or(name)
 }
 
 /// An escalation as stored.
@@ -120,6 +128,73 @@ pub struct Escalation {
     pub claimed_ms: Option<i64>,
     /// When the decision reached the gate that waited for it.
     pub delivered_ms: Option<i64>,
+    /// When the latest long-poll of its gate ends (none: its gate never waited).
+    pub gate_until_ms: Option<i64>,
+    /// Whether its gate waits, as the escalation was read.
+    pub gate: Gate,
+    /// What became of its decision, once decided.
+    pub reached: Option<Reached>,
+}
+
+#[cfg(test)]
+impl Escalation {
+    /// For tests: an open escalation of alice's (`alice@laptop`, team payments), asking to run
+    /// `subject`.
+    pub fn example(id: &str, subject: &str) -> Escalation {
+        let submission = Submission {
+            id: id.to_owned(),
+            session_id: "session-1".to_owned(),
+            fingerprint: "a".repeat(64),
+            kind: "execute".to_owned(),
+            tool: "Bash".to_owned(),
+            title: subject.to_owned(),
+            subject: subject.to_owned(),
+            reasons: vec!["unknown command: a person must answer".to_owned()],
+            handlers: serde_json::json!([{"name": "builtin-commands", "tier": "builtin", "verdict": "ask", "reason": "unknown"}]),
+            input: serde_json::json!({ "command": subject }),
+            paths: vec!["/ws/src".to_owned()],
+            developer: "alice".to_owned(),
+            machine: "laptop".to_owned(),
+            workspace: "/ws".to_owned(),
+            agent: "claude".to_owned(),
+        };
+        Escalation {
+            id: id.to_owned(),
+            token_id: "tok_alice".to_owned(),
+            requester: "alice@laptop".to_owned(),
+            team: Some("payments".to_owned()),
+            session_id: submission.session_id.clone(),
+            fingerprint: submission.fingerprint.clone(),
+            kind: submission.kind.clone(),
+            tool: submission.tool.clone(),
+            subject: subject.to_owned(),
+            agent: submission.agent.clone(),
+            submission,
+            created_ms: now() - 60_000,
+            status: "open".to_owned(),
+            reviewer: None,
+            decided_ms: None,
+            message: None,
+            rule: None,
+            statement: None,
+            signature: None,
+            claimed_ms: None,
+            delivered_ms: None,
+            gate_until_ms: None,
+            gate: Gate::DidNotWait,
+            reached: None,
+        }
+    }
+}
+
+impl Escalation {
+    /// Sets what is read from its times at `now`: whether its gate waits, and what became of
+    /// its decision.
+    pub fn observe(&mut self, now: i64) {
+        self.gate = Gate::of(self.created_ms, self.gate_until_ms, now);
+        self.reached = (self.status != "open")
+            .then(|| Reached::of(self.delivered_ms, self.claimed_ms, self.gate));
+    }
 }
 
 /// What a submission did.
@@ -154,21 +229,44 @@ pub struct Decided<'a> {
     pub decided_ms: i64,
 }
 
-/// A count of decisions by what was decided.
+/// A count of audited calls by what happened to them, and by who decided: each adds up to
+/// `total`.
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct Tally {
     pub name: String,
+    pub total: i64,
+    /// Let through, refused, or neither (cancelled, or passed on to the agent's own prompt).
+    pub allowed: i64,
+    pub denied: i64,
+    pub neither: i64,
+    /// The chain; a person (at the terminal, in the editor, at the agent's prompt, or an
+    /// "always" they gave); a reviewer (on the review service, or a grant of an escalation);
+    /// nobody (escalated with nobody to ask, or cancelled).
+    pub chain: i64,
+    pub person: i64,
+    pub reviewer: i64,
+    pub nobody: i64,
+}
+
+/// What one handler said, over the audited calls it judged: its own verdicts, which are not
+/// outcomes (a handler's ask may end in a reviewer's allow). Each adds up to `total`.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Verdicts {
+    pub name: String,
+    pub total: i64,
     pub allow: i64,
     pub deny: i64,
     pub ask: i64,
-    pub total: i64,
+    pub abstain: i64,
 }
 
 /// The organisation's audit, grouped for the page.
 #[derive(Debug, Default, Serialize)]
 pub struct AuditSummary {
     pub total: Tally,
-    pub by_handler: Vec<Tally>,
+    /// `total` cut by what happened (allowed, denied, neither): who decided each.
+    pub by_outcome: Vec<Tally>,
+    pub by_handler: Vec<Verdicts>,
     pub by_agent: Vec<Tally>,
     pub by_developer: Vec<Tally>,
     pub most_asked: Vec<(String, i64)>,
@@ -419,6 +517,39 @@ impl Db {
         Ok(done.rows_affected() == 1)
     }
 
+    /// `gate`'s long-poll for escalation `id`'s decision holds until `until_ms`: the gate
+    /// waits.
+    pub async fn gate_waits(&self, id: &str, gate: &Token, until_ms: i64) -> Result<()> {
+        sqlx::query("UPDATE escalations SET gate_until_ms = $1 WHERE id = $2 AND token_id = $3")
+            .bind(until_ms)
+            .bind(id)
+            .bind(&gate.id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The open escalations' ids and gates, oldest first: what the queue's count and its
+    /// live updates follow.
+    pub async fn open_gates(&self) -> Result<Vec<(String, Gate)>> {
+        let rows = sqlx::query(
+            "SELECT id, created_ms, gate_until_ms FROM escalations WHERE status = 'open' ORDER BY created_ms, id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let now = now();
+        rows.iter()
+            .map(|row| {
+                let gate = Gate::of(
+                    row.try_get("created_ms")?,
+                    row.try_get("gate_until_ms")?,
+                    now,
+                );
+                Ok((row.try_get("id")?, gate))
+            })
+            .collect()
+    }
+
     /// Marks a decided escalation's grant as taken by its gate; false when it was taken already
     /// (claimed, or delivered to the gate that waited for it).
     pub async fn claim(&self, id: &str, gate: &Token) -> Result<bool> {
@@ -530,9 +661,10 @@ impl Db {
                     .unwrap_or_default()
                     .to_owned()
             };
+            let allowed = record.record.get("allowed").and_then(|v| v.as_bool());
             let inserted = sqlx::query(
-                "INSERT INTO audit_records (token_id, log, seq, prev, hash, developer, agent, kind, decision, allowed, answer, subject, handlers, timestamp_ms, received_ms, body) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (token_id, log, seq) DO NOTHING",
+                "INSERT INTO audit_records (token_id, log, seq, prev, hash, developer, agent, kind, decision, allowed, answer, subject, handlers, timestamp_ms, received_ms, body, decided_by) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT (token_id, log, seq) DO NOTHING",
             )
             .bind(&gate.id)
             .bind(&record.log)
@@ -543,13 +675,14 @@ impl Db {
             .bind(record.record.get("agent").and_then(|v| v.as_str()).unwrap_or("(unknown)"))
             .bind(text("kind"))
             .bind(text("decision"))
-            .bind(record.record.get("allowed").and_then(|v| v.as_bool()).map(i64::from))
+            .bind(allowed.map(i64::from))
             .bind(text("answer"))
             .bind(text("subject"))
             .bind(record.record.get("handlers").map(|h| h.to_string()).unwrap_or_else(|| "[]".into()))
             .bind(record.record.get("timestamp_ms").and_then(|v| v.as_i64()).unwrap_or(received))
             .bind(received)
             .bind(record.record.to_string())
+            .bind(decided_by(&text("answer"), allowed))
             .execute(&mut *transaction)
             .await?;
             if inserted.rows_affected() == 0 {
@@ -611,13 +744,20 @@ impl Db {
 
     /// The organisation's audit, grouped.
     pub async fn audit_summary(&self) -> Result<AuditSummary> {
+        let count = |condition: &str, name: &str| {
+            format!("SUM(CASE WHEN {condition} THEN 1 ELSE 0 END) AS {name}")
+        };
+        let by = |who: &str| count(&format!("decided_by = '{who}'"), who);
         let tally = |group: &str| {
             format!(
-                "SELECT {group} AS name, \
-                 SUM(CASE WHEN decision = 'allow' THEN 1 ELSE 0 END) AS allow, \
-                 SUM(CASE WHEN decision = 'deny' THEN 1 ELSE 0 END) AS deny, \
-                 SUM(CASE WHEN decision = 'ask' THEN 1 ELSE 0 END) AS ask, \
-                 COUNT(*) AS total FROM audit_records"
+                "SELECT {group} AS name, COUNT(*) AS total, {}, {}, {}, {}, {}, {}, {} FROM audit_records",
+                count("allowed = 1", "allowed"),
+                count("allowed = 0", "denied"),
+                count("allowed IS NULL", "neither"),
+                by("chain"),
+                by("person"),
+                by("reviewer"),
+                by("nobody"),
             )
         };
         let grouped = |group: &str| {
@@ -629,6 +769,10 @@ impl Db {
         let mut summary = AuditSummary::default();
         let total = sqlx::query(&tally("'all'")).fetch_one(&self.pool).await?;
         summary.total = tally_of(&total)?;
+        let outcome = "CASE WHEN allowed = 1 THEN 'allowed' WHEN allowed = 0 THEN 'denied' ELSE 'neither' END";
+        summary.by_outcome = self.tallies(&grouped(outcome)).await?;
+        let order = ["allowed", "denied", "neither"];
+        (summary.by_outcome).sort_by_key(|t| order.iter().position(|o| *o == t.name));
         summary.by_agent = self.tallies(&grouped("agent")).await?;
         summary.by_developer = self.tallies(&grouped("developer")).await?;
         // Handlers: each record names several; counted from their JSON in Rust.
@@ -637,7 +781,7 @@ impl Db {
         )
         .fetch_all(&self.pool)
         .await?;
-        let mut handlers: std::collections::BTreeMap<String, Tally> = Default::default();
+        let mut handlers: std::collections::BTreeMap<String, Verdicts> = Default::default();
         for row in rows {
             let text: String = row.try_get("handlers")?;
             let traces: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap_or_default();
@@ -647,16 +791,17 @@ impl Db {
                     .and_then(|v| v.as_str())
                     .unwrap_or("?")
                     .to_owned();
-                let entry = handlers.entry(name.clone()).or_insert_with(|| Tally {
+                let entry = handlers.entry(name.clone()).or_insert_with(|| Verdicts {
                     name,
-                    ..Tally::default()
+                    ..Verdicts::default()
                 });
                 entry.total += 1;
                 match trace.get("verdict").and_then(|v| v.as_str()) {
                     Some("allow") => entry.allow += 1,
                     Some("deny") => entry.deny += 1,
                     Some("ask") => entry.ask += 1,
-                    _ => {}
+                    // Abstain, and whatever else a record says: counted, so the row adds up.
+                    _ => entry.abstain += 1,
                 }
             }
         }
@@ -752,7 +897,7 @@ impl Db {
     }
 }
 
-const ESCALATION_COLUMNS: &str = "id, token_id, requester, team, session_id, fingerprint, kind, tool, subject, agent, body, created_ms, status, reviewer, decided_ms, message, rule, statement, signature, claimed_ms, delivered_ms";
+const ESCALATION_COLUMNS: &str = "id, token_id, requester, team, session_id, fingerprint, kind, tool, subject, agent, body, created_ms, status, reviewer, decided_ms, message, rule, statement, signature, claimed_ms, delivered_ms, gate_until_ms";
 
 fn token_of(row: &AnyRow) -> Result<Token> {
     Ok(Token {
@@ -767,7 +912,7 @@ fn token_of(row: &AnyRow) -> Result<Token> {
 
 fn escalation_of(row: &AnyRow) -> Result<Escalation> {
     let body: String = row.try_get("body")?;
-    Ok(Escalation {
+    let mut escalation = Escalation {
         id: row.try_get("id")?,
         token_id: row.try_get("token_id")?,
         requester: row.try_get("requester")?,
@@ -790,7 +935,12 @@ fn escalation_of(row: &AnyRow) -> Result<Escalation> {
         signature: row.try_get("signature")?,
         claimed_ms: row.try_get("claimed_ms")?,
         delivered_ms: row.try_get("delivered_ms")?,
-    })
+        gate_until_ms: row.try_get("gate_until_ms")?,
+        gate: Gate::DidNotWait,
+        reached: None,
+    };
+    escalation.observe(now());
+    Ok(escalation)
 }
 
 fn tally_of(row: &AnyRow) -> Result<Tally> {
@@ -798,11 +948,28 @@ fn tally_of(row: &AnyRow) -> Result<Tally> {
     let count = |key: &str| -> Result<i64> { Ok(row.try_get::<Option<i64>, _>(key)?.unwrap_or(0)) };
     Ok(Tally {
         name: row.try_get("name")?,
-        allow: count("allow")?,
-        deny: count("deny")?,
-        ask: count("ask")?,
         total: count("total")?,
+        allowed: count("allowed")?,
+        denied: count("denied")?,
+        neither: count("neither")?,
+        chain: count("chain")?,
+        person: count("person")?,
+        reviewer: count("reviewer")?,
+        nobody: count("nobody")?,
     })
+}
+
+/// Who decided an audited call whose answer was `answer` and that was `allowed` (or neither),
+/// as the audit page counts it (see [`Tally`]).
+fn decided_by(answer: &str, allowed: Option<bool>) -> &'static str {
+    use ResolvedBy::*;
+    match ResolvedBy::of_answer(answer) {
+        Some(SessionRule | User | Editor | Agent) => "person",
+        Some(Reviewer | Granted) => "reviewer",
+        Some(Escalated | Cancelled) => "nobody",
+        Some(Chain) | None if allowed.is_some() => "chain",
+        Some(Chain) | None => "nobody",
+    }
 }
 
 /// Milliseconds since the Unix epoch, as the database stores them.

@@ -7,8 +7,9 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 
 use super::Service;
-use super::db::{Decided, Escalation, Token, person};
+use super::db::{Decided, Escalation, Token};
 use super::error::Refusal;
+use super::identity;
 use crate::review;
 use crate::service::{Ruling, SignedDecision, Statement};
 
@@ -59,10 +60,10 @@ impl Service {
                 escalation.reviewer.as_deref().unwrap_or("?")
             )));
         }
-        let me = reviewer.person();
-        if me == person(&escalation.requester) || me == escalation.submission.developer {
+        if own(reviewer, &escalation) {
             return Err(Refusal::forbidden(format!(
-                "escalation {id} is {me}'s own request: another reviewer must decide it"
+                "escalation {id} is {}'s own request: another reviewer must decide it",
+                reviewer.person()
             )));
         }
         let ruling = match choice {
@@ -128,6 +129,14 @@ impl Service {
         );
         Ok(review::rules_toml(&[suggestion], &header))
     }
+}
+
+/// Whether `escalation` is `reviewer`'s own request: the person of the gate token that sent it,
+/// or the developer the gate named, is the reviewer's, however either is spelt.
+pub fn own(reviewer: &Token, escalation: &Escalation) -> bool {
+    let me = reviewer.person();
+    me == identity::person(&escalation.requester)
+        || me == identity::person(&escalation.submission.developer)
 }
 
 /// An escalation's decision as the gate receives it, when there is one.

@@ -6,18 +6,24 @@
 //!
 //! - [`settings`]: serve.toml and flags; [`db`]: storage (SQLite or PostgreSQL) and migrations;
 //! - [`auth`]: tokens, roles, rate limits, page sessions; [`error`]: the one error type;
+//! - [`identity`]: who a name stands for, in one normalised form; [`visible`]: hidden
+//!   characters of a request's text made visible;
 //! - [`api`]: the JSON API; [`page`]: the reviewers' page; [`decision`]: deciding;
-//! - [`wake`]: waking waiting gates (LISTEN/NOTIFY across instances); [`webhook`]:
-//!   notifications; [`tls`]: serving over rustls.
+//! - [`wake`]: waking waiting gates (LISTEN/NOTIFY across instances); [`waiting`]: whether a
+//!   gate still waits, and whether a decision reached one; [`webhook`]: notifications;
+//!   [`tls`]: serving over rustls.
 
 pub mod api;
 pub mod auth;
 pub mod db;
 pub mod decision;
 pub mod error;
+pub mod identity;
 pub mod page;
 pub mod settings;
 pub mod tls;
+pub mod visible;
+pub mod waiting;
 pub mod wake;
 pub mod webhook;
 
@@ -37,6 +43,7 @@ pub struct Service {
     pub key: PrivateKey,
     pub wake: Arc<wake::Wake>,
     pub limiter: auth::RateLimiter,
+    pub guesses: auth::Guesses,
     pub settings: Settings,
     pub pages: page::Pages,
     webhook: Option<webhook::Webhook>,
@@ -63,6 +70,7 @@ impl Service {
             key,
             wake,
             limiter: auth::RateLimiter::new(settings.rate_limit),
+            guesses: auth::Guesses::default(),
             pages: page::Pages::new()?,
             webhook,
             settings,
@@ -95,14 +103,15 @@ impl Service {
     }
 }
 
-/// What every answer says about itself: no sniffing, no framing, no scripts, no other origins.
+/// What every answer says about itself: no sniffing, no framing, no scripts but the page's own
+/// file, no other origins.
 const SECURITY_HEADERS: [(header::HeaderName, &str); 4] = [
     (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
     (header::REFERRER_POLICY, "same-origin"),
     (header::X_FRAME_OPTIONS, "DENY"),
     (
         header::CONTENT_SECURITY_POLICY,
-        "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     ),
 ];
 

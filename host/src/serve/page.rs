@@ -1,23 +1,27 @@
 //! The reviewers' page: server-rendered HTML (minijinja templates compiled into the binary,
-//! escaped by default), one stylesheet and no script. A reviewer signs in with their token
-//! (it becomes a session cookie); every form that changes something carries the session's
-//! CSRF token and must come from the page's own origin.
+//! escaped by default, every hidden character of a request's text drawn as a visible escape),
+//! one stylesheet and one small script (the tab's count and the queue's updates, from
+//! `/queue/live`; the pages work without it). A reviewer signs in with their token (it becomes
+//! a session cookie); every form that changes something carries the session's CSRF token and
+//! must come from the page's own origin.
 
 use std::sync::Arc;
 
-use axum::Form;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{AppendHeaders, Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
-use minijinja::{Environment, Value as Template, context};
-use serde::Deserialize;
+use axum::{Form, Json};
+use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value as Template, context};
+use serde::{Deserialize, Serialize};
 
 use super::Service;
 use super::auth::{self, Reviewer};
-use super::db::{Filter, Role};
-use super::decision::Choice;
+use super::db::{AuditSummary, Escalation, Filter, Role, Token};
+use super::decision::{self, Choice};
 use super::error::Refusal;
+use super::visible;
+use crate::digest::sha256_hex;
 
 /// The templates, by name, as compiled into the binary.
 const TEMPLATES: &[(&str, &str)] = &[
@@ -28,9 +32,11 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("history.html", include_str!("page/history.html")),
     ("audit.html", include_str!("page/audit.html")),
     ("error.html", include_str!("page/error.html")),
+    ("gate.html", include_str!("page/gate.html")),
 ];
 
 const STYLESHEET: &str = include_str!("page/page.css");
+const SCRIPT: &str = include_str!("page/live.js");
 
 /// The largest form the page takes.
 const MAX_FORM: usize = 16 << 10;
@@ -42,20 +48,40 @@ pub struct Pages {
 impl Pages {
     pub fn new() -> anyhow::Result<Pages> {
         let mut env = Environment::new();
+        // A field a template names that the page's data lacks is an error rather than an
+        // empty string: the tests draw every page in every state, so a misspelt field fails
+        // there instead of showing nothing.
+        env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
+        // Every string a page shows goes through `visible::html`: escaped, and each hidden
+        // character drawn where it stands, so no template can show a request's text raw.
+        env.set_formatter(|out, state, value| match value.as_str() {
+            Some(text) if !value.is_safe() && state.auto_escape() == AutoEscape::Html => out
+                .write_str(&visible::html(text))
+                .map_err(minijinja::Error::from),
+            _ => minijinja::escape_formatter(out, state, value),
+        });
         for (name, source) in TEMPLATES {
             env.add_template(name, source)
                 .map_err(|e| anyhow::anyhow!("page template {name}: {e}"))?;
         }
         env.add_filter("ago", ago);
         env.add_filter("when", when);
+        env.add_filter("truncate", truncate);
+        env.add_filter("hides", |value: Template| visible::anywhere(&value));
         env.add_filter("pretty", |value: Template| {
             serde_json::to_string_pretty(&value).unwrap_or_default()
         });
         Ok(Pages { env })
     }
 
+    /// Page `name` drawn with `context`.
+    fn draw(&self, name: &str, context: Template) -> Result<String, minijinja::Error> {
+        self.env.get_template(name)?.render(context)
+    }
+
+    /// Page `name`, or a plain 500 that says it could not be drawn (the log says why).
     fn render(&self, name: &str, context: Template) -> Response {
-        match self.env.get_template(name).and_then(|t| t.render(context)) {
+        match self.draw(name, context) {
             Ok(html) => Html(html).into_response(),
             Err(error) => {
                 eprintln!("acp-gate serve: page {name}: {error:#}");
@@ -80,6 +106,16 @@ fn ago(ms: i64) -> String {
     }
 }
 
+/// `text` cut to its first `chars` characters, with `…` when it was longer. (minijinja's own
+/// `truncate` is in minijinja-contrib, which the service does not build: a template that used
+/// it failed to draw.)
+fn truncate(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
 /// A time in milliseconds as a UTC date and time.
 fn when(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
@@ -90,7 +126,9 @@ fn when(ms: i64) -> String {
 pub fn routes() -> axum::Router<Arc<Service>> {
     axum::Router::new()
         .route("/", get(|| async { Redirect::to("/queue") }))
-        .route("/static/page.css", get(stylesheet))
+        .route("/static/page.css", get(|| asset("text/css", STYLESHEET)))
+        .route("/static/live.js", get(|| asset("text/javascript", SCRIPT)))
+        .route("/queue/live", get(queue_live))
         .route("/login", get(login_form).post(login))
         .route("/logout", post(logout))
         .route("/queue", get(queue))
@@ -101,43 +139,101 @@ pub fn routes() -> axum::Router<Arc<Service>> {
         .layer(DefaultBodyLimit::max(MAX_FORM))
 }
 
-async fn stylesheet() -> impl IntoResponse {
-    (
-        [
-            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
-            (header::CACHE_CONTROL, "max-age=3600"),
-        ],
-        STYLESHEET,
-    )
+/// The stylesheet or the script, as `content_type`.
+async fn asset(content_type: &'static str, text: &'static str) -> Response {
+    let content_type = format!("{content_type}; charset=utf-8");
+    let headers = [
+        (header::CONTENT_TYPE, content_type),
+        (header::CACHE_CONTROL, "max-age=3600".to_owned()),
+    ];
+    (headers, text).into_response()
+}
+
+/// What the page's script follows, and every page's title carries.
+#[derive(Debug, Serialize)]
+pub struct Live {
+    /// How many requests have a gate waiting for a decision.
+    pub waiting: usize,
+    /// A digest of the open escalations and whether their gates wait: the queue draws itself
+    /// again when it changes.
+    pub version: String,
+}
+
+impl Live {
+    async fn now(service: &Service) -> anyhow::Result<Live> {
+        let gates = service.db.open_gates().await?;
+        let waiting = gates.iter().filter(|(_, gate)| gate.waits()).count();
+        let text: String = (gates.iter())
+            .map(|(id, gate)| format!("{id} {}\n", gate.waits()))
+            .collect();
+        let version = sha256_hex(text.as_bytes())[..16].to_owned();
+        Ok(Live { waiting, version })
+    }
+}
+
+async fn queue_live(
+    State(service): State<Arc<Service>>,
+    _reviewer: Reviewer,
+) -> Result<Json<Live>, Refusal> {
+    Ok(Json(Live::now(&service).await?))
 }
 
 /// A page, or a page that says what went wrong.
 type PageResult = Result<Response, Response>;
 
 fn failed(service: &Service, reviewer: Option<&Reviewer>, refusal: Refusal) -> Response {
-    let status = refusal.status;
-    let mut page = service.pages.render(
-        "error.html",
-        context! { me => reviewer.map(|r| &r.token), csrf => reviewer.map(|r| &r.csrf), status => status.as_u16(), message => refusal.message },
-    );
-    *page.status_mut() = status;
+    let mut page = service
+        .pages
+        .render("error.html", error_page(reviewer, &refusal));
+    *page.status_mut() = refusal.status;
     page
 }
 
-/// Forms that change something must come from this page: SameSite=Strict keeps the cookie
-/// off other sites' requests, the CSRF token proves the form is ours, and an `Origin` of
-/// another site is refused outright.
-fn check_form(reviewer: &Reviewer, headers: &HeaderMap, csrf: &str) -> Result<(), Refusal> {
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    let origin = headers.get(header::ORIGIN).and_then(|h| h.to_str().ok());
-    if let (Some(origin), Some(host)) = (origin, host) {
-        let origin_host = origin.split("://").nth(1).unwrap_or(origin);
-        if origin != "null" && origin_host != host {
-            return Err(Refusal::forbidden(
-                "this form was sent from another site: refused",
-            ));
-        }
+/// The error page's data: what went wrong, for whoever is signed in (if anyone).
+fn error_page(reviewer: Option<&Reviewer>, refusal: &Refusal) -> Template {
+    context! {
+        me => reviewer.map(|r| &r.token),
+        csrf => reviewer.map(|r| &r.csrf),
+        page => "error",
+        status => refusal.status.as_u16(),
+        message => &refusal.message,
     }
+}
+
+/// A form must come from this page's own site, as the browser tells: `Sec-Fetch-Site` other
+/// than same-origin, or an `Origin` other than the page's (its `Host`, or `--public-url` behind
+/// a proxy), an opaque `null` one (a sandboxed frame's) included, is refused. A client that
+/// sends neither (a script) is judged by the form's CSRF token alone.
+fn same_site(service: &Service, headers: &HeaderMap) -> Result<(), Refusal> {
+    let header = |name: &str| headers.get(name).and_then(|h| h.to_str().ok());
+    let refused = || Refusal::forbidden("this form was sent from another site: refused");
+    if header("sec-fetch-site").is_some_and(|site| !matches!(site, "same-origin" | "none")) {
+        return Err(refused());
+    }
+    let Some(origin) = header(header::ORIGIN.as_str()) else {
+        return Ok(());
+    };
+    let host = header(header::HOST.as_str());
+    let public = service.settings.public_url.as_deref();
+    let public = public.and_then(|url| reqwest::Url::parse(url).ok());
+    let ours = origin.split_once("://").map(|(_, host)| host) == host.filter(|h| !h.is_empty())
+        || public.is_some_and(|url| url.origin().ascii_serialization() == origin);
+    match ours {
+        true => Ok(()),
+        false => Err(refused()),
+    }
+}
+
+/// Forms that change something must come from this page: SameSite=Strict keeps the cookie
+/// off other sites' requests, the CSRF token proves the form is ours, and another site's is
+/// refused outright ([`same_site`]).
+fn check_form(
+    service: &Service,
+    reviewer: &Reviewer,
+    headers: &HeaderMap,
+    csrf: &str,
+) -> Result<(), Refusal> {
+    same_site(service, headers)?;
     if !auth::same_secret(csrf, &reviewer.csrf) {
         return Err(Refusal::forbidden(
             "this form is stale or was not sent from this page (CSRF token): reload and try again",
@@ -146,13 +242,25 @@ fn check_form(reviewer: &Reviewer, headers: &HeaderMap, csrf: &str) -> Result<()
     Ok(())
 }
 
+/// The sign-in page's data: its form's CSRF token, and what went wrong with the last try.
+fn login_page(csrf: &str, error: Option<&str>) -> Template {
+    context! { csrf, error }
+}
+
+/// The sign-in form, with a CSRF token of its own in a cookie beside it: a sign-in posted by
+/// another site (which would sign the reviewer's browser in as someone else) has no cookie.
 async fn login_form(State(service): State<Arc<Service>>) -> Response {
-    service.pages.render("login.html", context! {})
+    let csrf = auth::new_secret("");
+    let cookie = auth::login_cookie(&csrf, service.settings.secure_cookies());
+    let page = service.pages.render("login.html", login_page(&csrf, None));
+    ([(header::SET_COOKIE, cookie)], page).into_response()
 }
 
 #[derive(Deserialize)]
 struct LoginForm {
     token: String,
+    #[serde(default)]
+    csrf: String,
 }
 
 async fn login(
@@ -161,30 +269,41 @@ async fn login(
     headers: HeaderMap,
     Form(form): Form<LoginForm>,
 ) -> Response {
-    let fail = |message: &str| {
-        let mut page = service
-            .pages
-            .render("login.html", context! { error => message });
-        *page.status_mut() = StatusCode::UNAUTHORIZED;
+    let fail = |status: StatusCode, message: &str| {
+        let page = login_page(&form.csrf, Some(message));
+        let mut page = service.pages.render("login.html", page);
+        *page.status_mut() = status;
         page
     };
-    // Guessing tokens is slowed down per client address.
-    let behind_proxy = service.settings.transport == super::settings::Transport::BehindTlsProxy;
-    let client = auth::client_address(peer, &headers, behind_proxy);
-    if !service.limiter.allow(&format!("login:{client}")) {
-        return fail("too many attempts: wait a minute");
+    if let Err(refusal) = same_site(&service, &headers) {
+        return failed(&service, None, refusal);
     }
-    let token = match service
-        .db
-        .token_by_hash(&auth::hash(form.token.trim()))
-        .await
-    {
-        Ok(Some(token)) => token,
-        Ok(None) => return fail("this token is unknown or revoked"),
+    let ours = auth::cookie_in(&headers, auth::LOGIN_COOKIE);
+    if !ours.is_some_and(|csrf| auth::same_secret(csrf, &form.csrf)) {
+        let stale = "this sign-in form is stale or was not sent from this page: reload it and sign in again";
+        return failed(&service, None, Refusal::forbidden(stale));
+    }
+    let client = auth::client_address(peer, &headers, service.settings.behind_proxy());
+    let hash = auth::hash(form.token.trim());
+    if !service.guesses.may_look_up(&client, &hash) {
+        let refusal = auth::Guesses::refusal(&client);
+        return fail(refusal.status, &refusal.message);
+    }
+    let token = match service.db.token_by_hash(&hash).await {
+        Ok(found) => {
+            service.guesses.found(&hash, found.is_some());
+            match found {
+                Some(token) => token,
+                None => {
+                    return fail(StatusCode::UNAUTHORIZED, "this token is unknown or revoked");
+                }
+            }
+        }
         Err(error) => return failed(&service, None, error.into()),
     };
     if !token.role.reviews() {
-        return fail("this is a gate's token: sign in with a reviewer's token");
+        let gate = "this is a gate's token: sign in with a reviewer's token";
+        return fail(StatusCode::UNAUTHORIZED, gate);
     }
     let secret = auth::new_secret("");
     let csrf = auth::new_secret("");
@@ -196,8 +315,12 @@ async fn login(
     {
         return failed(&service, None, error.into());
     }
-    let cookie = auth::session_cookie(&secret, service.settings.secure_cookies());
-    ([(header::SET_COOKIE, cookie)], Redirect::to("/queue")).into_response()
+    let secure = service.settings.secure_cookies();
+    let cookies = [
+        (header::SET_COOKIE, auth::session_cookie(&secret, secure)),
+        (header::SET_COOKIE, auth::login_cookie("", secure)),
+    ];
+    (AppendHeaders(cookies), Redirect::to("/queue")).into_response()
 }
 
 #[derive(Deserialize)]
@@ -212,7 +335,7 @@ async fn logout(
     headers: HeaderMap,
     Form(form): Form<CsrfForm>,
 ) -> PageResult {
-    if let Err(refusal) = check_form(&reviewer, &headers, &form.csrf) {
+    if let Err(refusal) = check_form(&service, &reviewer, &headers, &form.csrf) {
         return Err(failed(&service, Some(&reviewer), refusal));
     }
     service
@@ -222,6 +345,72 @@ async fn logout(
         .map_err(|e| failed(&service, Some(&reviewer), e.into()))?;
     let cookie = auth::session_cookie("", service.settings.secure_cookies());
     Ok(([(header::SET_COOKIE, cookie)], Redirect::to("/login")).into_response())
+}
+
+/// A signed-in page and what it shows. The handlers gather the data; [`Pages::view`] draws it
+/// (and the tests draw every page from data in every state).
+pub enum View<'a> {
+    Queue {
+        /// The open escalations whose gates wait, and the others.
+        awaited: &'a [Escalation],
+        stale: &'a [Escalation],
+        filter: &'a Filter,
+        facets: &'a [Vec<String>; 3],
+    },
+    History {
+        decided: &'a [Escalation],
+    },
+    Audit {
+        summary: &'a AuditSummary,
+        tokens: &'a [Token],
+    },
+    Escalation {
+        escalation: &'a Escalation,
+        own: bool,
+    },
+}
+
+impl View<'_> {
+    /// The view's template, and its data for `reviewer` (with the title's count from `live`).
+    fn page(&self, reviewer: &Reviewer, live: &Live) -> (&'static str, Template) {
+        let me =
+            context! { me => &reviewer.token, csrf => &reviewer.csrf, waiting => live.waiting };
+        let (name, data) = match self {
+            View::Queue {
+                awaited,
+                stale,
+                filter,
+                facets: [teams, agents, kinds],
+            } => (
+                "queue.html",
+                context! { page => "queue", version => &live.version, awaited, stale, filter, teams, agents, kinds },
+            ),
+            View::History { decided } => ("history.html", context! { page => "history", decided }),
+            View::Audit { summary, tokens } => {
+                ("audit.html", context! { page => "audit", summary, tokens })
+            }
+            View::Escalation { escalation, own } => (
+                "escalation.html",
+                context! { page => "queue", e => escalation, own },
+            ),
+        };
+        (name, context! { ..me, ..data })
+    }
+}
+
+impl Pages {
+    fn view(&self, reviewer: &Reviewer, live: &Live, view: View) -> Response {
+        let (name, context) = view.page(reviewer, live);
+        self.render(name, context)
+    }
+}
+
+/// A signed-in page: `view` once `Live` is known.
+async fn signed_in(service: &Service, reviewer: &Reviewer, view: View<'_>) -> PageResult {
+    let live = Live::now(service)
+        .await
+        .map_err(|e| failed(service, Some(reviewer), e.into()))?;
+    Ok(service.pages.view(reviewer, &live, view))
 }
 
 async fn queue(
@@ -236,11 +425,15 @@ async fn queue(
         kind: filter.kind.filter(|v| !v.is_empty()),
     };
     let open = service.db.list(true, &filter, 200).await.map_err(fail)?;
-    let [teams, agents, kinds] = service.db.facets().await.map_err(fail)?;
-    Ok(service.pages.render(
-        "queue.html",
-        context! { me => &reviewer.token, csrf => &reviewer.csrf, page => "queue", open, filter, teams, agents, kinds },
-    ))
+    let (awaited, stale): (Vec<_>, Vec<_>) = open.into_iter().partition(|e| e.gate.waits());
+    let facets = service.db.facets().await.map_err(fail)?;
+    let view = View::Queue {
+        awaited: &awaited,
+        stale: &stale,
+        filter: &filter,
+        facets: &facets,
+    };
+    signed_in(&service, &reviewer, view).await
 }
 
 async fn history(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageResult {
@@ -249,10 +442,8 @@ async fn history(State(service): State<Arc<Service>>, reviewer: Reviewer) -> Pag
         .list(false, &Filter::default(), 200)
         .await
         .map_err(|e| failed(&service, Some(&reviewer), e.into()))?;
-    Ok(service.pages.render(
-        "history.html",
-        context! { me => &reviewer.token, csrf => &reviewer.csrf, page => "history", decided },
-    ))
+    let view = View::History { decided: &decided };
+    signed_in(&service, &reviewer, view).await
 }
 
 async fn audit(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageResult {
@@ -269,10 +460,11 @@ async fn audit(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageR
             .map_err(|e| failed(&service, Some(&reviewer), e.into()))?,
         _ => Vec::new(),
     };
-    Ok(service.pages.render(
-        "audit.html",
-        context! { me => &reviewer.token, csrf => &reviewer.csrf, page => "audit", summary, tokens },
-    ))
+    let view = View::Audit {
+        summary: &summary,
+        tokens: &tokens,
+    };
+    signed_in(&service, &reviewer, view).await
 }
 
 async fn escalation(
@@ -291,12 +483,11 @@ async fn escalation(
         }
         Err(error) => return Err(failed(&service, Some(&reviewer), error.into())),
     };
-    let own = reviewer.token.person() == super::db::person(&escalation.requester)
-        || reviewer.token.person() == escalation.submission.developer;
-    Ok(service.pages.render(
-        "escalation.html",
-        context! { me => &reviewer.token, csrf => &reviewer.csrf, page => "queue", e => escalation, own },
-    ))
+    let view = View::Escalation {
+        own: decision::own(&reviewer.token, &escalation),
+        escalation: &escalation,
+    };
+    signed_in(&service, &reviewer, view).await
 }
 
 #[derive(Deserialize)]
@@ -315,7 +506,7 @@ async fn decide(
     Path(id): Path<String>,
     Form(form): Form<DecideForm>,
 ) -> PageResult {
-    let decided = match check_form(&reviewer, &headers, &form.csrf) {
+    let decided = match check_form(&service, &reviewer, &headers, &form.csrf) {
         Ok(()) => {
             service
                 .decide(&reviewer.token, &id, form.choice, Some(&form.message))
@@ -326,5 +517,260 @@ async fn decide(
     match decided {
         Ok(_) => Ok(Redirect::to(&format!("/escalations/{id}")).into_response()),
         Err(refusal) => Err(failed(&service, Some(&reviewer), refusal)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::serve::db::{Tally, Verdicts, now};
+
+    fn token(name: &str, role: Role) -> Token {
+        Token {
+            id: format!("tok_{name}"),
+            name: name.to_owned(),
+            role,
+            team: Some("payments".to_owned()),
+            created_ms: 1_700_000_000_000,
+            revoked_ms: None,
+        }
+    }
+
+    fn reviewer() -> Reviewer {
+        Reviewer {
+            token: token("bob", Role::Admin),
+            csrf: "csrf".to_owned(),
+            session: "session".to_owned(),
+        }
+    }
+
+    /// `escalation` whose gate polled until `until` ms from now (none: it never did),
+    /// observed now.
+    fn polled(mut escalation: Escalation, until: Option<i64>) -> Escalation {
+        escalation.gate_until_ms = until.map(|ms| now() + ms);
+        escalation.observe(now());
+        escalation
+    }
+
+    /// `escalation` decided by bob: `status` (allowed or denied), observed now.
+    fn decided(mut escalation: Escalation, status: &str) -> Escalation {
+        escalation.status = status.to_owned();
+        escalation.reviewer = Some("bob".to_owned());
+        escalation.decided_ms = Some(now() - 1000);
+        escalation.statement = Some("{}".to_owned());
+        escalation.signature = Some("sig".to_owned());
+        escalation.observe(now());
+        escalation
+    }
+
+    /// Escalations in every state a page shows: open with a gate waiting (polling, or on its
+    /// way), that stopped waiting or never waited; decided each way (delivered, claimed, on its
+    /// way, reaching no gate), with a rule and a message; with no reasons or paths, with text
+    /// that hides characters, that is long and unbroken, or that looks like markup.
+    fn every_state() -> Vec<Escalation> {
+        let example = Escalation::example;
+        let waiting = |id| polled(example(id, "terraform apply"), Some(20_000));
+        let mut bare = waiting("esc-bare");
+        bare.submission.reasons.clear();
+        bare.submission.paths.clear();
+        bare.submission.handlers = json!([]);
+        bare.team = None;
+        let mut arriving = example("esc-arriving", "make deploy");
+        arriving.created_ms = now();
+        let mut delivered = waiting("esc-delivered");
+        delivered.delivered_ms = Some(now());
+        let mut claimed = example("esc-claimed", "terraform apply");
+        claimed.claimed_ms = Some(now());
+        let mut proposed = waiting("esc-rule");
+        proposed.rule = Some("[[handler]]\nname = \"proposed\"\n".to_owned());
+        let mut denied = waiting("esc-denied");
+        denied.message = Some("not on the shared cluster".to_owned());
+        let gone = |id| polled(example(id, "terraform apply"), Some(-120_000));
+        let mut hostile = waiting("esc-hostile");
+        hostile.subject =
+            "rm -rf ~/\u{202E}hs.txt\u{200B} && echo <script>alert(1)</script>".to_owned();
+        hostile.submission.reasons = vec!["it said \u{2066}nothing\u{2069}".to_owned()];
+        hostile.submission.developer = "ali\u{200B}ce".to_owned();
+        hostile.agent = "\"><img src=x onerror=alert(1)>".to_owned();
+        let mut long = waiting("esc-long");
+        long.subject = format!("echo {}", "A".repeat(5000));
+        vec![
+            waiting("esc-open"),
+            bare,
+            polled(arriving, None),
+            gone("esc-gone"),
+            polled(example("esc-nowait", "terraform apply"), None),
+            decided(delivered, "allowed"),
+            decided(claimed, "allowed"),
+            decided(waiting("esc-on-its-way"), "allowed"),
+            decided(proposed, "allowed"),
+            decided(denied, "denied"),
+            decided(gone("esc-late"), "allowed"),
+            decided(gone("esc-late-deny"), "denied"),
+            hostile,
+            long,
+        ]
+    }
+
+    /// The audit page's figures: none, and some.
+    fn summaries() -> Vec<AuditSummary> {
+        let tally = |name: &str| Tally {
+            name: name.to_owned(),
+            total: 6,
+            allowed: 3,
+            denied: 2,
+            neither: 1,
+            chain: 2,
+            person: 1,
+            reviewer: 2,
+            nobody: 1,
+        };
+        let some = AuditSummary {
+            total: tally("all"),
+            by_outcome: vec![tally("allowed"), tally("denied")],
+            by_handler: vec![Verdicts {
+                name: "builtin-commands".to_owned(),
+                total: 4,
+                allow: 1,
+                deny: 1,
+                ask: 1,
+                abstain: 1,
+            }],
+            by_agent: vec![tally("claude")],
+            by_developer: vec![tally("ali\u{200B}ce")],
+            most_asked: vec![("rm -rf ~/\u{202E}hs.txt".to_owned(), 4)],
+            broken: vec![crate::serve::db::BrokenChain {
+                developer: "mallory".to_owned(),
+                log: "log-1".to_owned(),
+                seq: 3,
+                why: "record 3 does not follow record 1".to_owned(),
+            }],
+        };
+        vec![AuditSummary::default(), some]
+    }
+
+    /// Draws `view`; a page that cannot be drawn, or that draws a hidden character as it is,
+    /// fails the test, naming it.
+    fn drawn(pages: &Pages, view: View, what: &str) -> String {
+        let live = Live {
+            waiting: 3,
+            version: "v1".to_owned(),
+        };
+        let (name, context) = view.page(&reviewer(), &live);
+        let html = match pages.draw(name, context) {
+            Ok(html) => html,
+            Err(error) => panic!("{name} ({what}) cannot be drawn: {error:#}"),
+        };
+        let raw = html.chars().find(|c| visible::hidden(*c));
+        assert_eq!(
+            raw, None,
+            "{name} ({what}) draws a hidden character as it is"
+        );
+        html
+    }
+
+    #[test]
+    fn every_page_draws_in_every_state() {
+        let pages = Pages::new().unwrap();
+        let all = every_state();
+        let (open, decided): (Vec<_>, Vec<_>) =
+            all.iter().cloned().partition(|e| e.status == "open");
+        let (awaited, stale): (Vec<_>, Vec<_>) = open.into_iter().partition(|e| e.gate.waits());
+        let facets = [
+            vec!["payments".to_owned()],
+            vec!["claude".to_owned()],
+            vec!["execute".to_owned()],
+        ];
+        let filters = [
+            Filter::default(),
+            Filter {
+                team: Some("payments".to_owned()),
+                ..Filter::default()
+            },
+        ];
+        for (awaited, stale) in [(&[][..], &[][..]), (&awaited[..], &stale[..])] {
+            for filter in &filters {
+                let view = View::Queue {
+                    awaited,
+                    stale,
+                    filter,
+                    facets: &facets,
+                };
+                let page = drawn(&pages, view, &format!("{} awaited", awaited.len()));
+                assert!(page.contains("<title>(3) Queue"), "{page}");
+                assert!(page.contains("data-version=\"v1\""), "{page}");
+            }
+        }
+        assert_eq!(
+            (awaited.len(), stale.len()),
+            (5, 2),
+            "waiting: polling, just arrived; not: stopped, never waited"
+        );
+        for list in [&[][..], &decided[..]] {
+            let view = View::History { decided: list };
+            drawn(&pages, view, &format!("{} decided", list.len()));
+        }
+        let tokens = [token("bob", Role::Admin), token("alice@laptop", Role::Gate)];
+        for summary in summaries() {
+            for tokens in [&[][..], &tokens[..]] {
+                let view = View::Audit {
+                    summary: &summary,
+                    tokens,
+                };
+                drawn(&pages, view, "audit");
+            }
+        }
+        for escalation in &all {
+            for own in [false, true] {
+                let view = View::Escalation { escalation, own };
+                drawn(&pages, view, &escalation.id);
+            }
+        }
+        let page_of = |id: &str| {
+            let escalation = all.iter().find(|e| e.id == id).unwrap();
+            let view = View::Escalation {
+                escalation,
+                own: false,
+            };
+            drawn(&pages, view, id)
+        };
+        for (id, says) in [
+            ("esc-open", "gate waiting"),
+            (
+                "esc-gone",
+                "No gate is waiting for this decision: its gate stopped waiting",
+            ),
+            ("esc-nowait", "it was sent without <code>--wait</code>"),
+            ("esc-delivered", "Allowed by bob"),
+            ("esc-delivered", "delivered to the waiting gate"),
+            ("esc-claimed", "claimed as a grant by a resumed session"),
+            ("esc-on-its-way", "on its way to the waiting gate"),
+            ("esc-late", "Allow proposed by bob: no gate received it"),
+            ("esc-late-deny", "Denied by bob: no gate received it"),
+        ] {
+            let page = page_of(id);
+            assert!(page.contains(says), "{id}: no {says} in:\n{page}");
+        }
+        assert!(!page_of("esc-late").contains("Allowed by bob"));
+        let page = page_of("esc-hostile");
+        for shown in [
+            "~&#x2f;<span class=hidden>⟨U+202E⟩</span>hs.txt<span class=hidden>⟨U+200B⟩</span>",
+            "echo &lt;script&gt;alert(1)&lt;&#x2f;script&gt;",
+            "holds hidden characters",
+            "ali<span class=hidden>⟨U+200B⟩</span>ce",
+            "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;",
+        ] {
+            assert!(page.contains(shown), "no {shown} in:\n{page}");
+        }
+        for error in [None, Some("this token is unknown or revoked")] {
+            pages.draw("login.html", login_page("csrf", error)).unwrap();
+        }
+        let refusal = Refusal::not_found("no escalation esc-x");
+        for me in [Some(reviewer()), None] {
+            let page = error_page(me.as_ref(), &refusal);
+            pages.draw("error.html", page).unwrap();
+        }
     }
 }

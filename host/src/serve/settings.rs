@@ -110,6 +110,11 @@ impl Settings {
         })
     }
 
+    /// Whether a TLS proxy is in front, whose `X-Forwarded-For` names the client.
+    pub fn behind_proxy(&self) -> bool {
+        self.transport == Transport::BehindTlsProxy
+    }
+
     /// Whether cookies must be `Secure` (the page is reached over TLS).
     pub fn secure_cookies(&self) -> bool {
         self.transport != Transport::Loopback

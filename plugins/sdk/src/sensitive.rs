@@ -18,7 +18,7 @@
 //!   Codex, ...), editor files that run tasks or programs when a folder is opened, programs on
 //!   the user's `PATH`, and acp-gate's own config, plugins, compile cache and audit log.
 //!
-//! Deliberately not listed: env templates (`.env.example`, see [`ENV_TEMPLATES`]: projects
+//! Deliberately not listed: env templates (`.env.example`, see [`is_env_template`]: projects
 //! commit them so that they hold no secrets) and the public halves of keys and certificates
 //! (`id_rsa.pub`, `server.crt`, see [`PUBLIC_PARTS`]), which no secret pattern covers, even in
 //! a secret directory such as `~/.ssh` (use [`holds_no_secret`]); instructions such as
@@ -42,9 +42,13 @@ use std::borrow::Cow;
 
 /// Files whose contents are secrets: reading them is as bad as writing them.
 pub const SECRETS: &[&str] = &[
-    // Env files, in every naming style (templates excepted, see ENV_TEMPLATES).
+    // Env files, in every naming style: `.env`, `.env` and a suffix after any separator
+    // (`.env.local`, `.env-production`, `.env_local`), a name ending in `.env` (`prod.env`), and
+    // direnv's `.envrc` (templates excepted, see `is_env_template`).
     ".env",
     ".env.*",
+    ".env-*",
+    ".env_*",
     "*.env",
     ".envrc",
     ".secrets",
@@ -414,22 +418,21 @@ pub const RUNS_CODE: &[&str] = &[
     "/etc/acp-gate/**",
 ];
 
-/// Names that match an env-file pattern but are, by convention, templates without secrets:
-/// projects commit them for others to copy.
-pub const ENV_TEMPLATES: &[&str] = &[
-    ".env.example",
-    ".env.sample",
-    ".env.template",
-    ".env.dist",
-    "example.env",
-    "sample.env",
-    "template.env",
-];
+/// The words that make an env file a template without secrets, by convention: projects commit
+/// `.env.example` (or `.env-sample`, `example.env`, ...) for others to copy.
+pub const ENV_TEMPLATES: &[&str] = &["example", "sample", "template", "dist"];
 
-/// Whether `path` names an env template (see [`ENV_TEMPLATES`]), which no pattern makes sensitive.
+/// Whether `path` names an env template: `.env` and one of [`ENV_TEMPLATES`] after a separator
+/// (`.env.example`, `.env-sample`, `.env_template`), or one of them before `.env`
+/// (`example.env`), in any letter case. No pattern makes it sensitive; a template of one
+/// environment (`.env.production.example`) is not one.
 pub fn is_env_template(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    ENV_TEMPLATES.iter().any(|t| t.eq_ignore_ascii_case(name))
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let word = name
+        .strip_prefix(".env")
+        .and_then(|rest| rest.strip_prefix(['.', '-', '_']))
+        .or_else(|| name.strip_suffix(".env"));
+    word.is_some_and(|w| ENV_TEMPLATES.contains(&w))
 }
 
 /// Names of the public halves of keys and certificates (matched ignoring ASCII case): what they
@@ -1033,6 +1036,13 @@ mod tests {
             "/ws/.secrets.toml",
             "/ws/config/secrets.yaml",
             "/ws/.env.js",
+            "/ws/.env-production",
+            "/ws/.env_local",
+            "/ws/.ENV-STAGING",
+            "/ws/.env.local.bak",
+            "/ws/.env.production.example",
+            "/ws/config/secrets.env",
+            "/ws/deploy/.env-prod.json",
         ] {
             assert!(first_match(SECRETS, env).is_some(), "{env}");
         }
@@ -1042,6 +1052,9 @@ mod tests {
             "/ws/.env.template",
             "/ws/.ENV.EXAMPLE",
             "/ws/example.env",
+            "/ws/.env.dist",
+            "/ws/.env-example",
+            "/ws/.env_sample",
         ] {
             assert_eq!(first_match(SECRETS, template), None, "{template}");
         }
@@ -1052,6 +1065,12 @@ mod tests {
             "a venv named .env"
         );
         assert_eq!(first_match(SECRETS, "/ws/environment.yml"), None);
+        assert_eq!(first_match(SECRETS, "/ws/.envoy.yaml"), None);
+        assert_eq!(
+            first_match(SECRETS, "/ws/src/.env-loader.ts"),
+            None,
+            "code named after env files"
+        );
     }
 
     #[test]

@@ -38,6 +38,8 @@ pub struct Real {
     pub linked: bool,
     /// The file system holding it compares names ignoring case (`.ENV` is `.env`).
     pub folded: bool,
+    /// Something is there.
+    pub exists: bool,
 }
 
 /// What the checker knows about the request: where home and the workspace are, and the config.
@@ -211,6 +213,7 @@ impl<'a> Context<'a> {
         Some(Real {
             linked: found.through_symlink,
             folded: found.case_insensitive,
+            exists: found.exists,
             path,
         })
     }

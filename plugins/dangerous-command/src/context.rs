@@ -239,6 +239,31 @@ impl<'a> Context<'a> {
             .any(|root| is_same_or_ancestor(root, abs))
     }
 
+    /// Whether the absolute `abs` is where the system and the user keep installed programs and
+    /// their libraries (which no command may write): a program there is an installed one,
+    /// anywhere else (`/tmp/x/cargo`) anyone's code, whatever its name.
+    pub(crate) fn installed(&self, abs: &str) -> bool {
+        const SYSTEM: &[&str] = &[
+            "/usr",
+            "/bin",
+            "/sbin",
+            "/lib",
+            "/lib32",
+            "/lib64",
+            "/opt",
+            "/etc",
+            "/nix/store",
+            "/snap",
+            "/home/linuxbrew",
+        ];
+        const USER: &[&str] = &["/.cargo/bin", "/.local/bin", "/go/bin", "/bin"];
+        SYSTEM.iter().any(|dir| is_same_or_ancestor(dir, abs))
+            || (!self.home.is_empty()
+                && USER
+                    .iter()
+                    .any(|dir| is_same_or_ancestor(&format!("{}{dir}", self.home), abs)))
+    }
+
     /// Whether the real path `real` is inside a workspace root (itself resolved).
     pub(crate) fn real_inside(&self, real: &Real) -> bool {
         let fold = |s: &str| {

@@ -344,12 +344,55 @@ fn privileges_environment_and_sensitive_files() {
         &["NODE_OPTIONS=--max-old-space-size=4096 npm run build"],
         Level::Allow,
     );
-    // Variables that change where programs look for code or start-up files are not inert:
-    // at most ask (issue 12, class 2).
+    // A variable the checker does not know is not inert: not allowed (issue 12, class 2).
+    expect(&["ENV=test npm test", "FOO=1 ls"], Level::Abstain);
+}
+
+/// Issue 39: a command's environment is part of what runs, whichever way it is set (a prefix,
+/// `env`, `sudo`, `export`, a bare assignment of an exported variable, the `env NAME=VALUE..`
+/// a terminal's environment is judged as): a variable that makes programs run code is denied,
+/// one that changes where they load code from is asked about (denied where it names a place
+/// anyone can write, outside the workspace), one only known at run time is asked about.
+#[test]
+fn a_commands_environment_is_judged_with_it() {
     expect(
-        &["ENV=test npm test", "PYTHONPATH=src pytest"],
-        Level::Abstain,
+        &[
+            "env 'BASH_FUNC_ls%%=() { id; }' bash -c ls",
+            "nohup env 'BASH_FUNC_echo%%=() { id; }' sh -c 'echo hi'",
+            "env SHELLOPTS=xtrace 'PS4=$(id)' bash -c :",
+            "PS4='`id`' bash -x build.sh",
+            "GCONV_PATH=/tmp/g iconv -f x -t y f",
+            "PATH=/tmp/bin:$PATH cargo test",
+            "env PATH=$HOME/x:/usr/bin ls",
+            "export LD_LIBRARY_PATH=/var/tmp/l; ls",
+            "HOME=/tmp/h git status",
+            "XDG_CONFIG_HOME=/dev/shm/c git log",
+            "PYTHONPATH=/tmp pytest",
+        ],
+        Level::Deny,
     );
+    expect(
+        &[
+            "PATH=./node_modules/.bin:$PATH jest",
+            "PYTHONPATH=src pytest",
+            "LD_LIBRARY_PATH=/usr/local/lib ./app",
+            "IFS=: ls",
+            "PATH=$TOOLS:$PATH make",
+            "NODE_OPTIONS=$OPTS npm test",
+            "EDITOR=./my-editor git commit",
+        ],
+        Level::Ask,
+    );
+    // A bare assignment of a variable programs may already have in their environment.
+    expect(&["PATH=/tmp/x:$PATH; ls"], Level::Deny);
+    expect(
+        &[
+            "IFS=x; read a b < f",
+            "export GIT_PAGER='sh -c id'; git log",
+        ],
+        Level::Ask,
+    );
+    expect(&["x=1; echo $x", "PS4='+ ' git status"], Level::Allow);
 }
 
 #[test]

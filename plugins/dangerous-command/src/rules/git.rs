@@ -1,12 +1,12 @@
 //! Rules for git: options and config keys that run programs, force pushes, history rewrites,
 //! and what a local command throws away that git keeps nowhere else.
 
-use super::env::benign_program;
 use super::{has_short, has_short_exact, operands, option_values};
 use crate::context::Context;
 use crate::git_call::{GitCall, parse_git, split_config};
 use crate::judgement::{Effect, Findings, Level};
 use crate::targets::write_target;
+use acp_gate_shell::environment::viewer;
 use acp_gate_shell::{Arg, Command as Invocation};
 
 /// Whether a git config key makes git run a program; and how sure that is.
@@ -18,7 +18,7 @@ pub(crate) fn git_config_runs_code(key: &str, value: &Arg) -> Option<Level> {
         "core.pager" | "core.editor" | "sequence.editor" | "interactive.difffilter"
     ) || section == "pager";
     if pager_like {
-        return (!benign_program(value)).then_some(Level::Deny);
+        return (!viewer(value)).then_some(Level::Deny);
     }
     if section == "alias" {
         return Some(

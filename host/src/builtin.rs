@@ -19,7 +19,7 @@ pub const DEFAULT_CHAIN: &str = include_str!("default-chain.toml");
 pub const PURPOSES: &[(&str, &str)] = &[
     (
         "path-validator",
-        "judges every path a request touches: inside the workspace allowed; outside it, writes, deletes and moves denied and reads asked; secrets (keys, credentials, `.env*`) denied for any access and files that run code later (shell start-up files, `.git/hooks`, agents' settings, acp-gate's own files) for writes, wherever they are; symlinks and case folding resolved by the host",
+        "judges every path a request touches: inside the workspace allowed; outside it, writes, deletes and moves denied and reads asked; secrets (keys, credentials, `.env*`) denied for any access and files that run code later (shell start-up files, `.git/hooks`, agents' settings, acp-gate's own files) for writes, wherever they are; the project's own such files (`.pre-commit-config.yaml`, editor tasks) asked about for writes in the workspace; symlinks and case folding resolved by the host",
     ),
     (
         "dangerous-command",

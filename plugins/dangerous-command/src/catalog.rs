@@ -91,11 +91,11 @@ pub const RULES: &[(&str, &str)] = &[
     ("git-remote-delete", "ask: git push --delete / :branch"),
     (
         "git-history-rewrite",
-        "deny: git filter-branch / filter-repo; ask: reflog expire",
+        "deny: git filter-branch / filter-repo",
     ),
     (
         "git-discard",
-        "ask: git reset --hard, git clean -f, forced checkouts, branch -D, stash clear, checkout .",
+        "ask: local git commands that throw away what git keeps nowhere else (reset --hard, clean -f, checkout/restore of files, forced checkouts, branch -D, tag -d, update-ref, stash drop/clear, reflog expire, gc --prune, prune, worktree remove --force)",
     ),
     (
         "git-no-verify",

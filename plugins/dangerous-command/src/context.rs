@@ -6,7 +6,8 @@ use std::cell::{OnceCell, RefCell};
 
 use acp_gate_plugin::Resolution;
 use acp_gate_plugin::sensitive::{
-    Needs, PathGlob, RUNS_CODE, RUNS_CODE_NEEDS, SECRETS, SECRETS_NEEDS,
+    Needs, PROJECT_CODE, PROJECT_CODE_NEEDS, PathGlob, RUNS_CODE, RUNS_CODE_NEEDS, SECRETS,
+    SECRETS_NEEDS, holds_no_secret,
 };
 use acp_gate_shell::Command as Invocation;
 use acp_gate_shell::paths::join;
@@ -37,6 +38,8 @@ pub struct Real {
     pub linked: bool,
     /// The file system holding it compares names ignoring case (`.ENV` is `.env`).
     pub folded: bool,
+    /// Something is there.
+    pub exists: bool,
 }
 
 /// What the checker knows about the request: where home and the workspace are, and the config.
@@ -50,6 +53,9 @@ pub struct Context<'a> {
     write_sensitive: std::cell::OnceCell<Vec<PathGlob<'a>>>,
     /// Secrets: reading them is asked about. Built when first needed.
     read_sensitive: std::cell::OnceCell<Vec<PathGlob<'a>>>,
+    /// A project's own files that run code later: written in a workspace with a person's
+    /// approval. Built when first needed.
+    project_code: std::cell::OnceCell<Vec<PathGlob<'a>>>,
     /// Directories that sensitive files are named under, at any depth. Built when first needed.
     guarded_dirs: std::cell::OnceCell<Vec<&'a str>>,
     resolve: Resolve<'a>,
@@ -82,6 +88,7 @@ impl<'a> Context<'a> {
             config,
             write_sensitive: std::cell::OnceCell::new(),
             read_sensitive: std::cell::OnceCell::new(),
+            project_code: std::cell::OnceCell::new(),
             guarded_dirs: std::cell::OnceCell::new(),
             resolve,
             resolved: RefCell::new(Vec::new()),
@@ -101,12 +108,33 @@ impl<'a> Context<'a> {
             .get_or_init(|| self.globs(&[(SECRETS, &SECRETS_NEEDS)]))
     }
 
+    /// The secrets reading `abs` may be: the public half of a key or certificate is no
+    /// built-in secret, only one of the config's own (as the path validator has it).
+    pub(crate) fn secrets_for(&self, abs: &str) -> &[PathGlob<'a>] {
+        let all = self.read_sensitive();
+        match holds_no_secret(abs) {
+            true => &all[SECRETS.len()..],
+            false => all,
+        }
+    }
+
+    /// A project's own files that run code later.
+    pub(crate) fn project_code(&self) -> &[PathGlob<'a>] {
+        self.project_code.get_or_init(|| {
+            PROJECT_CODE
+                .iter()
+                .zip(PROJECT_CODE_NEEDS)
+                .map(|(p, needs)| PathGlob::with_needs(*p, self.home, needs))
+                .collect()
+        })
+    }
+
     /// The first directory of every sensitive pattern that matches at any depth and names a
     /// file inside a directory (`.git` of `.git/hooks/**`, `.vscode` of `.vscode/tasks.json`):
     /// a tree landing there may make such a file.
     pub(crate) fn guarded_dirs(&self) -> &[&'a str] {
         self.guarded_dirs.get_or_init(|| {
-            let builtin = SECRETS.iter().chain(RUNS_CODE).copied();
+            let builtin = SECRETS.iter().chain(RUNS_CODE).chain(PROJECT_CODE).copied();
             let extra = self.config.sensitive_paths.iter().map(String::as_str);
             let mut dirs: Vec<&'a str> = builtin
                 .chain(extra)
@@ -185,6 +213,7 @@ impl<'a> Context<'a> {
         Some(Real {
             linked: found.through_symlink,
             folded: found.case_insensitive,
+            exists: found.exists,
             path,
         })
     }
@@ -199,6 +228,40 @@ impl<'a> Context<'a> {
             .borrow_mut()
             .push((path.to_owned(), found.clone()));
         found
+    }
+
+    /// Whether the absolute `abs` (as written, or where its links lead) is inside a workspace
+    /// root.
+    pub(crate) fn in_workspace(&self, abs: &str) -> bool {
+        self.workspaces
+            .iter()
+            .chain(self.real_workspaces())
+            .any(|root| is_same_or_ancestor(root, abs))
+    }
+
+    /// Whether the absolute `abs` is where the system and the user keep installed programs and
+    /// their libraries (which no command may write): a program there is an installed one,
+    /// anywhere else (`/tmp/x/cargo`) anyone's code, whatever its name.
+    pub(crate) fn installed(&self, abs: &str) -> bool {
+        const SYSTEM: &[&str] = &[
+            "/usr",
+            "/bin",
+            "/sbin",
+            "/lib",
+            "/lib32",
+            "/lib64",
+            "/opt",
+            "/etc",
+            "/nix/store",
+            "/snap",
+            "/home/linuxbrew",
+        ];
+        const USER: &[&str] = &["/.cargo/bin", "/.local/bin", "/go/bin", "/bin"];
+        SYSTEM.iter().any(|dir| is_same_or_ancestor(dir, abs))
+            || (!self.home.is_empty()
+                && USER
+                    .iter()
+                    .any(|dir| is_same_or_ancestor(&format!("{}{dir}", self.home), abs)))
     }
 
     /// Whether the real path `real` is inside a workspace root (itself resolved).

@@ -1,7 +1,7 @@
 //! The files a command reads or writes, judged against the sensitive paths, the devices and
 //! other users' homes: the one reading of targets that the rules and the positive model share.
 
-use acp_gate_plugin::sensitive::{PathSegments, is_env_template, strip_home};
+use acp_gate_plugin::sensitive::{PathGlob, PathSegments, is_env_template, strip_home};
 use acp_gate_shell::paths::is_same_or_ancestor;
 use acp_gate_shell::{Arg, Command as Invocation};
 
@@ -9,9 +9,10 @@ use crate::context::Context;
 use crate::judgement::{Effect, Findings, Level};
 
 /// A file `f`'s command writes, moves or deletes (`how` says how): a network device is a remote
-/// shell, a disk device or another device is denied or asked about, a sensitive path is denied;
-/// a symlink on the way is followed (the last one too unless the link itself is deleted or
-/// moved), and where it leads is judged the same.
+/// shell, a disk device or another device is denied or asked about, a sensitive path is denied,
+/// a project's own file that runs code later is asked about in a workspace and denied
+/// elsewhere; a symlink on the way is followed (the last one too unless the link itself is
+/// deleted or moved), and where it leads is judged the same.
 pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str, effect: Effect) {
     let Some(text) = target.known() else { return };
     if text.is_empty() || text.contains("://") {
@@ -24,7 +25,7 @@ pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str, eff
         !matches!(effect, Effect::Delete | Effect::Move),
     );
     let folded = real.as_ref().is_some_and(|r| r.folded);
-    if write_at(f, cx, &abs, folded, &format!("`{text}`"), how, effect) {
+    if write_at(f, cx, &abs, folded, &format!("`{text}`"), how, effect) == Some(Level::Deny) {
         return;
     }
     if let Some(real) = real.filter(|r| r.linked) {
@@ -33,8 +34,8 @@ pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str, eff
     }
 }
 
-/// Judges a write of the absolute `abs` (`shown` as the reason names it); whether it found
-/// something.
+/// Judges a write of the absolute `abs` (`shown` as the reason names it); the level of what it
+/// found.
 fn write_at(
     f: &mut Findings,
     cx: &Context,
@@ -43,7 +44,7 @@ fn write_at(
     shown: &str,
     how: &str,
     effect: Effect,
-) -> bool {
+) -> Option<Level> {
     if network_device(abs) {
         f.push_about(
             Level::Deny,
@@ -52,7 +53,7 @@ fn write_at(
             abs,
             effect,
         );
-        return true;
+        return Some(Level::Deny);
     }
     if let Some(device) = abs.strip_prefix("/dev/") {
         let harmless = matches!(
@@ -71,7 +72,7 @@ fn write_at(
             .iter()
             .any(|p| device.starts_with(p));
         if harmless {
-            return false;
+            return None;
         }
         let disk = [
             "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "md", "dm-", "loop",
@@ -91,15 +92,14 @@ fn write_at(
             abs,
             effect,
         );
-        return true;
+        return Some(level);
+    }
+    if is_env_template(abs) {
+        return None;
     }
     let segments = PathSegments::new(abs, folded);
-    if !is_env_template(abs)
-        && cx
-            .write_sensitive()
-            .iter()
-            .any(|g| g.matches_segments(&segments))
-    {
+    let matches = |globs: &[PathGlob]| globs.iter().any(|g| g.matches_segments(&segments));
+    if matches(cx.write_sensitive()) {
         f.push_about(
             Level::Deny,
             "sensitive-write",
@@ -107,9 +107,24 @@ fn write_at(
             abs,
             effect,
         );
-        return true;
+        return Some(Level::Deny);
     }
-    false
+    if matches(cx.project_code()) {
+        // The project's own setup: a person may approve changing it, in a workspace only.
+        let (level, rule) = match cx.in_workspace(abs) {
+            true => (Level::Ask, "project-code-write"),
+            false => (Level::Deny, "sensitive-write"),
+        };
+        f.push_about(
+            level,
+            rule,
+            format!("{how} the project's file {shown}, which runs code later"),
+            abs,
+            effect,
+        );
+        return Some(level);
+    }
+    None
 }
 
 /// `/dev/tcp/HOST/PORT`, `/dev/udp/..`: bash opens a network connection.
@@ -218,7 +233,7 @@ pub fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
         return true;
     }
     target.glob
-        && cx.read_sensitive().iter().any(|g| {
+        && cx.secrets_for(&abs).iter().any(|g| {
             let pattern = g.pattern();
             let full = match strip_home(pattern) {
                 Some(rest) => format!("{}{rest}", cx.home),
@@ -235,7 +250,7 @@ fn secret_path(cx: &Context, abs: &str) -> bool {
     let folded = PathSegments::new(abs, true);
     !is_env_template(abs)
         && cx
-            .read_sensitive()
+            .secrets_for(abs)
             .iter()
             .any(|g| g.matches_segments(&folded))
 }

@@ -43,8 +43,9 @@ fn case_request(case: &toml::Value) -> Option<acp_gate_plugin::Request> {
 }
 
 /// A host whose file system holds the case's `setup_symlinks` (in the workspace, targets with
-/// `$HOME` and `$WORKSPACE` substituted) and nothing else: a path resolves as the kernel would
-/// walk it, each link followed and each `..` applied after it.
+/// `$HOME` and `$WORKSPACE` substituted) and `setup_files` (in the workspace, with their
+/// directories) and nothing else: a path resolves as the kernel would walk it, each link
+/// followed and each `..` applied after it.
 fn host(case: &toml::Value) -> impl Fn(&str) -> Resolution {
     let substitute = |s: &str| s.replace("$WORKSPACE", WORKSPACE).replace("$HOME", HOME);
     let links: Vec<(String, String)> = case
@@ -57,6 +58,13 @@ fn host(case: &toml::Value) -> impl Fn(&str) -> Resolution {
             let name = format!("{WORKSPACE}/{}", pair[0].as_str().unwrap());
             (name, substitute(pair[1].as_str().unwrap()))
         })
+        .collect();
+    let files: Vec<String> = case
+        .get("setup_files")
+        .and_then(|f| f.as_array())
+        .into_iter()
+        .flatten()
+        .map(|file| format!("{WORKSPACE}/{}", file.as_str().unwrap()))
         .collect();
     move |path: &str| {
         let mut pending: Vec<String> = path.split('/').rev().map(str::to_owned).collect();
@@ -80,9 +88,12 @@ fn host(case: &toml::Value) -> impl Fn(&str) -> Resolution {
                 }
             }
         }
+        let exists = files
+            .iter()
+            .any(|f| *f == done || f.starts_with(&format!("{done}/")));
         Resolution {
             canonical: if done.is_empty() { "/".into() } else { done },
-            exists: false,
+            exists,
             through_symlink: linked,
             case_insensitive: false,
         }

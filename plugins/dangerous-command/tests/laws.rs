@@ -341,7 +341,7 @@ fn secret_name() -> impl Strategy<Value = String> {
 /// Paths in the workspace that the SDK's lists protect, made concrete: each relative pattern
 /// of `SECRETS` and `RUNS_CODE` without wildcards (a `/**` tree gets a file in it).
 fn protected_paths() -> Vec<String> {
-    use acp_gate_plugin::sensitive::{ENV_TEMPLATES, RUNS_CODE, SECRETS};
+    use acp_gate_plugin::sensitive::{RUNS_CODE, SECRETS, is_env_template};
     SECRETS
         .iter()
         .chain(RUNS_CODE)
@@ -350,7 +350,7 @@ fn protected_paths() -> Vec<String> {
             p.strip_suffix("/**")
                 .map_or(p.to_string(), |dir| format!("{dir}/x"))
         })
-        .filter(|p| !p.contains(['*', '?', '[']) && !ENV_TEMPLATES.contains(&p.as_str()))
+        .filter(|p| !p.contains(['*', '?', '[']) && !is_env_template(p))
         .collect()
 }
 

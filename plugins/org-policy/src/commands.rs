@@ -15,6 +15,7 @@
 //! request's command as `dangerous-command` does; `from_shell` reads a shell string alone.
 
 use acp_gate_plugin::CommandLine;
+use acp_gate_shell::environment::{is_inert, is_shell_variable};
 use acp_gate_shell::{Arg, Command, NoteKind, Reading, Runs, read_command, read_shell};
 
 pub use acp_gate_shell::program_name;
@@ -53,6 +54,10 @@ pub struct SimpleCommand {
     /// subshell around it), other than `/dev/null` and the standard streams. Allow rules do
     /// not apply to a command that writes files this way.
     pub writes: Vec<Word>,
+    /// It sets a variable that changes what runs, or that the shell reader does not know to be
+    /// inert (`LD_PRELOAD=x cmd`, `env PATH=/tmp:$PATH cmd`, a bare `PATH=..`): allow rules do
+    /// not apply to it.
+    pub changes_environment: bool,
     /// `bash -c SCRIPT` or `eval WORDS` with a static payload, whose commands follow it in the
     /// list: deny and ask rules see it, allow rules need not cover it (its payload is judged).
     pub runs_payload: bool,
@@ -81,14 +86,24 @@ impl SimpleCommand {
                 })
                 .map(Word::of)
                 .collect(),
+            changes_environment: !command.env.iter().all(|(name, value)| {
+                // A bare assignment sets a variable of the shell, which only an earlier
+                // `export` hands to programs: a script's own variables are harmless.
+                match command.argv.is_empty() {
+                    true => is_shell_variable(name, value),
+                    false => is_inert(name, value),
+                }
+            }),
             runs_payload: command.runs == Runs::Script,
         }
     }
 
     /// Whether allow rules need not cover it: a shell running a payload (the payload's
-    /// commands are covered instead), or a bare assignment that writes no file.
+    /// commands are covered instead), or a bare assignment of a script's own variables that
+    /// writes no file.
     pub fn needs_no_allow(&self) -> bool {
-        self.runs_payload || (self.words.is_empty() && self.writes.is_empty())
+        self.runs_payload
+            || (self.words.is_empty() && self.writes.is_empty() && !self.changes_environment)
     }
 
     /// The program's normalised name (`/usr/bin/Git` -> `git`), as `dangerous-command` has it.

@@ -192,9 +192,11 @@ impl Rule {
     }
 
     /// Whether the command conditions hold for one simple command. An allow rule never
-    /// matches a command that redirects its output into a file.
+    /// matches a command that redirects its output into a file or sets a variable that is not
+    /// inert.
     pub fn matches_command(&self, command: &SimpleCommand) -> bool {
-        (self.generous() || command.writes.is_empty()) && self.matches_view(command)
+        let plain = command.writes.is_empty() && !command.changes_environment;
+        (self.generous() || plain) && self.matches_view(command)
     }
 
     fn matches_view(&self, command: &SimpleCommand) -> bool {

@@ -103,6 +103,43 @@ fn compound_commands_are_judged_per_simple_command() {
     );
 }
 
+/// Issue 39: a command's environment is part of what runs. An allow rule covers a command
+/// whose variables are inert only, however they are set (a prefix, `env`, a terminal's
+/// environment, which the host judges as `env NAME=VALUE.. COMMAND`, a bare assignment of a
+/// variable programs may already have); deny and ask rules see the command whatever it sets.
+#[test]
+fn allow_rules_cover_only_commands_whose_variables_are_inert() {
+    let config = config(
+        r#"{"name": "tests", "decision": "allow", "prefix": [["npm", "pnpm", "pytest"], ["test"]]},
+           {"name": "pytest", "decision": "allow", "prefix": ["pytest"]},
+           {"name": "env", "decision": "allow", "prefix": ["env"]},
+           {"name": "no-push", "decision": "deny", "reason": "no", "prefix": ["git", "push"]}"#,
+    );
+    expect(
+        &config,
+        &[
+            ("NODE_ENV=test npm test", "allow"),
+            ("env CI=1 LANG=C npm test", "allow"),
+            ("x=1; npm test", "allow"),
+            ("PYTHONPATH=/tmp/evil pytest", "abstain"),
+            ("LD_PRELOAD=/tmp/x.so npm test", "abstain"),
+            ("env 'BASH_FUNC_npm%%=() { id; }' npm test", "abstain"),
+            ("PATH=/tmp/x:$PATH; npm test", "abstain"),
+            (
+                "export NODE_OPTIONS='--require /tmp/x.js'; npm test",
+                "abstain",
+            ),
+            ("DOCKER_HOST=tcp://evil:2375 npm test", "abstain"),
+            ("MY_FLAG=1 pytest", "abstain"),
+            ("GIT_SSH_COMMAND=id git push", "deny"),
+        ],
+    );
+    let terminal = argv_request(&["env", "NODE_OPTIONS=--import=/tmp/x.mjs", "npm", "test"]);
+    assert_eq!(decide(&config, &terminal), "abstain");
+    let terminal = argv_request(&["env", "NODE_ENV=test", "npm", "test"]);
+    assert_eq!(decide(&config, &terminal), "allow");
+}
+
 #[test]
 fn deny_rules_see_the_shell_that_runs_a_payload() {
     let config = config(

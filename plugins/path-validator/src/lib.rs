@@ -2,9 +2,11 @@
 //! and the sensitive-file patterns.
 //!
 //! - A secret (keys, credentials, `.env*`) is denied for any access, wherever it is; a file that
-//!   runs code later (shell start-up files, `.git/hooks`, acp-gate's own files, ...) is denied
-//!   for writes and deletes. The lists are the SDK's (`acp_gate_plugin::sensitive`), shared
-//!   with the dangerous-command checker.
+//!   runs code later (shell start-up files, `.git/hooks`, agents' settings, acp-gate's own
+//!   files, ...) is denied for writes and deletes; a project's own such file
+//!   (`.pre-commit-config.yaml`, `.vscode/tasks.json`, ...) is asked about for writes and
+//!   deletes (and denied outside the workspace, as every write there is). The lists are the
+//!   SDK's (`acp_gate_plugin::sensitive`), shared with the dangerous-command checker.
 //! - Listing names is not reading contents: a path the host marks as listed (`LS ~/.ssh`, a
 //!   glob's directory) is judged by where it is only; a hidden file a recursive search may read
 //!   without naming it (the host's look at the searched directory) is asked about when secret.
@@ -149,7 +151,15 @@ pub fn evaluate(
                         "protected file {shown} runs code or configures the gate (matches `{pattern}`)"
                     )));
                 }
-                (Protection::NoWrite, Access::Read) => {}
+                (Protection::ApproveWrite, Access::Write | Access::Delete) => {
+                    verdict = stricter(
+                        verdict,
+                        Verdict::Ask(format!(
+                            "changes the project's file {shown}, which runs code later (matches `{pattern}`)"
+                        )),
+                    );
+                }
+                (Protection::NoWrite | Protection::ApproveWrite, Access::Read) => {}
             }
         }
         let fold = |s: &str| {

@@ -4,8 +4,8 @@
 use std::borrow::Cow;
 
 use acp_gate_plugin::sensitive::{
-    Needs, PathGlob, PathSegments, RUNS_CODE, RUNS_CODE_NEEDS, SECRETS, SECRETS_NEEDS,
-    holds_no_secret, is_env_template,
+    Needs, PROJECT_CODE, PROJECT_CODE_NEEDS, PathGlob, PathSegments, RUNS_CODE, RUNS_CODE_NEEDS,
+    SECRETS, SECRETS_NEEDS, holds_no_secret, is_env_template,
 };
 use unicode_normalization::{UnicodeNormalization, is_nfc};
 
@@ -16,8 +16,10 @@ use crate::config::Config;
 pub enum Protection {
     /// A secret: no access at all.
     Secret,
-    /// Runs code or configures the gate: no writes or deletes.
+    /// Runs code or decides what the agent may do: no writes or deletes.
     NoWrite,
+    /// A project's own file that runs code later: writes and deletes are a person's to approve.
+    ApproveWrite,
 }
 
 pub struct Patterns<'a> {
@@ -28,7 +30,8 @@ pub struct Patterns<'a> {
 impl<'a> Patterns<'a> {
     pub fn new(config: &'a Config, home: &'a str) -> Result<Patterns<'a>, String> {
         for dropped in &config.allow_sensitive {
-            if !SECRETS.contains(&dropped.as_str()) && !RUNS_CODE.contains(&dropped.as_str()) {
+            let builtin = [SECRETS, RUNS_CODE, PROJECT_CODE];
+            if !builtin.iter().any(|list| list.contains(&dropped.as_str())) {
                 return Err(format!(
                     "allow_sensitive: `{dropped}` is not a built-in pattern"
                 ));
@@ -59,7 +62,9 @@ impl<'a> Patterns<'a> {
         let no_write = builtin(RUNS_CODE, &RUNS_CODE_NEEDS)
             .chain(configured(&config.protected))
             .map(|(p, needs)| (p, needs, Protection::NoWrite));
-        secrets.chain(no_write)
+        let approve_write = builtin(PROJECT_CODE, &PROJECT_CODE_NEEDS)
+            .map(|(p, needs)| (p, needs, Protection::ApproveWrite));
+        secrets.chain(no_write).chain(approve_write)
     }
 
     /// The first pattern the absolute, NFC `path` matches, and what it forbids. An env

@@ -406,27 +406,18 @@ fn keys_env_files_and_histories_are_secret_in_any_case_and_naming_style() {
 }
 
 #[test]
-fn agents_settings_editor_tasks_and_git_internals_are_read_but_never_written() {
+fn agents_settings_and_git_internals_are_read_but_never_written() {
     for path in [
         ".claude/settings.json",
         ".claude/settings.local.json",
         ".gemini/settings.json",
         ".codex/config.toml",
         ".mcp.json",
-        ".vscode/tasks.json",
-        ".vscode/settings.json",
-        ".devcontainer/devcontainer.json",
-        ".idea/workspace.xml",
+        ".vscode/mcp.json",
+        ".zed/settings.json",
         ".git/modules/vendor/hooks/post-checkout",
         ".git/modules/vendor/config",
         ".git/config.worktree",
-        ".husky/pre-commit",
-        ".cargo/config.toml",
-        "crates/x/.cargo/config",
-        "rust-toolchain.toml",
-        ".yarnrc.yml",
-        ".yarn/releases/yarn-4.1.0.cjs",
-        ".pre-commit-config.yaml",
         ".venv/lib/python3.12/site-packages/distutils-precedence.pth",
     ] {
         assert_eq!(kind(&judge(&[(path, Access::Read)])), "allow", "{path}");
@@ -436,6 +427,41 @@ fn agents_settings_editor_tasks_and_git_internals_are_read_but_never_written() {
             };
             assert!(reason.starts_with("protected file"), "{path}: {reason}");
         }
+    }
+}
+
+#[test]
+fn a_projects_own_files_that_run_code_later_are_edited_with_a_persons_approval() {
+    for path in [
+        ".vscode/tasks.json",
+        ".vscode/settings.json",
+        ".devcontainer/devcontainer.json",
+        ".idea/workspace.xml",
+        ".husky/pre-commit",
+        ".cargo/config.toml",
+        "crates/x/.cargo/config",
+        "rust-toolchain.toml",
+        ".yarnrc.yml",
+        ".yarn/releases/yarn-4.1.0.cjs",
+        ".pre-commit-config.yaml",
+    ] {
+        assert_eq!(kind(&judge(&[(path, Access::Read)])), "allow", "{path}");
+        for access in [Access::Write, Access::Delete] {
+            let Verdict::Ask(reason) = judge(&[(path, access)]) else {
+                panic!("{path} {access:?}")
+            };
+            assert!(
+                reason.starts_with("changes the project's file"),
+                "{path}: {reason}"
+            );
+        }
+        // Outside the workspace, a write is denied as every write there is.
+        let outside = format!("/home/u/other/{path}");
+        assert_eq!(
+            kind(&judge(&[(&outside, Access::Write)])),
+            "deny",
+            "{outside}"
+        );
     }
 }
 
@@ -580,10 +606,11 @@ fn only_tools_whose_effect_is_known_are_allowed() {
 /// Segments of paths that come near the sensitive patterns: each pattern's own segments with
 /// its wildcards filled in, and ordinary ones.
 fn near_segments() -> Vec<String> {
-    use acp_gate_plugin::sensitive::{RUNS_CODE, SECRETS};
+    use acp_gate_plugin::sensitive::{PROJECT_CODE, RUNS_CODE, SECRETS};
     let mut segments: Vec<String> = SECRETS
         .iter()
         .chain(RUNS_CODE)
+        .chain(PROJECT_CODE)
         .flat_map(|p| p.split('/'))
         .filter(|s| !s.is_empty() && *s != "**" && *s != "~")
         .map(|s| s.replace('*', "x").replace('?', "y"))
@@ -685,7 +712,7 @@ proptest::proptest! {
 
 /// Every pattern `config` leaves, in the order the validator tries them.
 fn every_pattern(config: &Config) -> Vec<(String, Protection)> {
-    use acp_gate_plugin::sensitive::{RUNS_CODE, SECRETS};
+    use acp_gate_plugin::sensitive::{PROJECT_CODE, RUNS_CODE, SECRETS};
     let builtin = |list: &[&str], protection| {
         list.iter()
             .filter(|p| !config.allow_sensitive.iter().any(|a| a == *p))
@@ -702,6 +729,7 @@ fn every_pattern(config: &Config) -> Vec<(String, Protection)> {
         configured(&config.sensitive, Protection::Secret),
         builtin(RUNS_CODE, Protection::NoWrite),
         configured(&config.protected, Protection::NoWrite),
+        builtin(PROJECT_CODE, Protection::ApproveWrite),
     ]
     .concat()
 }

@@ -2,7 +2,7 @@
 //! with: one list for the path validator (what a tool touches) and the command checker (what a
 //! command reads or writes).
 //!
-//! Two stances, one per list:
+//! Three stances, one per list:
 //!
 //! - [`SECRETS`]: reading is as bad as writing, so any access is refused. Private keys and
 //!   certificates' keys (any letter case), `.env` files in the names projects give them,
@@ -10,15 +10,20 @@
 //!   and remote-access tools, container and cluster tools, agents' own login tokens, browser
 //!   profiles, and shell and REPL histories (they hold the passwords and tokens typed at them).
 //! - [`RUNS_CODE`]: files that run code later (at the next shell, login, editor or agent start,
-//!   git command or boot) or that grant an agent permissions: readable (an agent may look at how
-//!   a project is set up), never written. Shell start-up files, git's config and hooks wherever
-//!   git keeps them (submodules, worktrees, bare repositories, `core.hooksPath` directories such
-//!   as `.husky`, a `commondir`, a bare repository's `HEAD`), the state a rebase or cherry-pick
-//!   resumes from (its todo's `exec` lines), agents' settings, commands and MCP server lists (Claude Code, Gemini CLI,
-//!   Codex, ...), editor files that run tasks or programs when a folder is opened, programs on
-//!   the user's `PATH`, and acp-gate's own config, plugins, compile cache and audit log.
+//!   git command or boot) that no project keeps in its tree, or that decide what an agent may
+//!   do: readable (an agent may look at how a machine is set up), never written. Shell start-up
+//!   files, git's own config and hooks wherever git keeps them (submodules, worktrees, bare
+//!   repositories, a `commondir`, a bare repository's `HEAD`), the state a rebase or cherry-pick
+//!   resumes from (its todo's `exec` lines), a virtual environment's start-up files, agents'
+//!   settings, commands, hooks and MCP server lists (Claude Code, Gemini CLI, Codex, ...),
+//!   programs on the user's `PATH`, and acp-gate's own config, plugins, compile cache and audit
+//!   log.
+//! - [`PROJECT_CODE`]: files a project keeps in its tree that run code later (its hook
+//!   managers' config and hook scripts, its toolchain and package manager settings, its editor
+//!   tasks): readable; written in a workspace only with a person's approval (ask: the person
+//!   sees the edit, and editing a project's own setup is work they may want), never elsewhere.
 //!
-//! Deliberately not listed: env templates (`.env.example`, see [`ENV_TEMPLATES`]: projects
+//! Deliberately not listed: env templates (`.env.example`, see [`is_env_template`]: projects
 //! commit them so that they hold no secrets) and the public halves of keys and certificates
 //! (`id_rsa.pub`, `server.crt`, see [`PUBLIC_PARTS`]), which no secret pattern covers, even in
 //! a secret directory such as `~/.ssh` (use [`holds_no_secret`]); instructions such as
@@ -42,9 +47,13 @@ use std::borrow::Cow;
 
 /// Files whose contents are secrets: reading them is as bad as writing them.
 pub const SECRETS: &[&str] = &[
-    // Env files, in every naming style (templates excepted, see ENV_TEMPLATES).
+    // Env files, in every naming style: `.env`, `.env` and a suffix after any separator
+    // (`.env.local`, `.env-production`, `.env_local`), a name ending in `.env` (`prod.env`), and
+    // direnv's `.envrc` (templates excepted, see `is_env_template`).
     ".env",
     ".env.*",
+    ".env-*",
+    ".env_*",
     "*.env",
     ".envrc",
     ".secrets",
@@ -263,20 +272,6 @@ pub const RUNS_CODE: &[&str] = &[
     "~/.config/direnv/**",
     "~/.yarnrc",
     "~/.yarnrc.yml",
-    // Yarn runs the file `yarnPath` names, and the plugins this file lists, at every `yarn`
-    // command (`yarn --version` included); the releases and plugins it points at live here.
-    ".yarnrc",
-    ".yarnrc.yml",
-    ".yarn/releases/**",
-    ".yarn/plugins/**",
-    // Cargo reads these in the working directory and every parent: `build.rustc-wrapper`,
-    // `target.*.runner` and `target.*.linker` run a program at the next `cargo check`.
-    ".cargo/config",
-    ".cargo/config.toml",
-    // rustup's toolchain file: its `path` makes every `cargo` and `rustc` (`--version`
-    // included) run the programs of a directory it names.
-    "rust-toolchain",
-    "rust-toolchain.toml",
     // Programs on the user's PATH and Python's per-user site (usercustomize runs at start).
     "~/.local/bin/**",
     "~/bin/**",
@@ -315,35 +310,6 @@ pub const RUNS_CODE: &[&str] = &[
     "*/HEAD",
     "*.git/hooks/**",
     "*.git/config",
-    ".husky/**",
-    ".githooks/**",
-    // Hook managers read these at each hook once installed: `git commit` runs what they say.
-    ".pre-commit-config.yaml",
-    ".pre-commit-config.yml",
-    "lefthook.yml",
-    "lefthook.yaml",
-    ".lefthook.yml",
-    ".lefthook.yaml",
-    "lefthook-local.yml",
-    ".lefthook-local.yml",
-    // lint-staged runs the commands these name at each `git commit` its hook guards.
-    ".lintstagedrc",
-    ".lintstagedrc.*",
-    "lint-staged.config.*",
-    // mise runs a project's `[hooks]` and `_.source` env scripts when a shell enters the
-    // directory, and its tasks at `mise run`.
-    ".mise.toml",
-    "mise.toml",
-    ".mise.*.toml",
-    "mise.*.toml",
-    ".mise/**",
-    ".config/mise.toml",
-    ".config/mise/**",
-    // pylint's `init-hook` and `load-plugins` run Python at every lint; pnpm runs `.pnpmfile.cjs`
-    // at every install.
-    ".pylintrc",
-    "pylintrc",
-    ".pnpmfile.cjs",
     "authorized_keys",
     // Agents' settings, commands, hooks and MCP servers: they grant permissions or run code.
     "~/.claude/**",
@@ -376,26 +342,15 @@ pub const RUNS_CODE: &[&str] = &[
     ".continue/config.*",
     ".continue/mcpServers/**",
     ".aider.conf.yml",
-    // Editors' files that run tasks or programs when a folder is opened.
-    ".vscode/settings.json",
-    ".vscode/tasks.json",
-    ".vscode/launch.json",
+    // VS Code's MCP server list starts programs for its agent; Zed's project settings choose
+    // the agent servers it starts (acp-gate among them) and what its agent may do unasked.
     ".vscode/mcp.json",
-    "*.code-workspace",
+    ".zed/**",
+    // Editors' settings and extensions for every folder.
     "~/.vscode/**",
     "~/.vscode-server/**",
     "~/.config/Code/User/**",
     "~/Library/Application Support/Code/User/**",
-    ".idea/workspace.xml",
-    ".idea/runConfigurations/**",
-    ".run/**",
-    ".devcontainer/**",
-    ".devcontainer.json",
-    ".zed/**",
-    ".nvim.lua",
-    ".nvimrc",
-    ".exrc",
-    ".dir-locals.el",
     // The system.
     "/etc/**",
     "/boot/**",
@@ -414,22 +369,87 @@ pub const RUNS_CODE: &[&str] = &[
     "/etc/acp-gate/**",
 ];
 
-/// Names that match an env-file pattern but are, by convention, templates without secrets:
-/// projects commit them for others to copy.
-pub const ENV_TEMPLATES: &[&str] = &[
-    ".env.example",
-    ".env.sample",
-    ".env.template",
-    ".env.dist",
-    "example.env",
-    "sample.env",
-    "template.env",
+/// Files a project keeps in its tree that run code later (at the next `git commit`, `cargo
+/// check`, `yarn` command, lint, or when an editor opens the folder): readable, written in a
+/// workspace only with a person's approval, never elsewhere.
+pub const PROJECT_CODE: &[&str] = &[
+    // Yarn runs the file `yarnPath` names, and the plugins this file lists, at every `yarn`
+    // command (`yarn --version` included); the releases and plugins it points at live here.
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".yarn/releases/**",
+    ".yarn/plugins/**",
+    // Cargo reads these in the working directory and every parent: `build.rustc-wrapper`,
+    // `target.*.runner` and `target.*.linker` run a program at the next `cargo check`.
+    ".cargo/config",
+    ".cargo/config.toml",
+    // rustup's toolchain file: its `path` makes every `cargo` and `rustc` (`--version`
+    // included) run the programs of a directory it names.
+    "rust-toolchain",
+    "rust-toolchain.toml",
+    // Hook scripts a project keeps for `core.hooksPath` (husky's, or its own).
+    ".husky/**",
+    ".githooks/**",
+    // Hook managers read these at each hook once installed: `git commit` runs what they say.
+    ".pre-commit-config.yaml",
+    ".pre-commit-config.yml",
+    "lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    "lefthook-local.yml",
+    ".lefthook-local.yml",
+    // lint-staged runs the commands these name at each `git commit` its hook guards.
+    ".lintstagedrc",
+    ".lintstagedrc.*",
+    "lint-staged.config.*",
+    // mise runs a project's `[hooks]` and `_.source` env scripts when a shell enters the
+    // directory, and its tasks at `mise run`.
+    ".mise.toml",
+    "mise.toml",
+    ".mise.*.toml",
+    "mise.*.toml",
+    ".mise/**",
+    ".config/mise.toml",
+    ".config/mise/**",
+    // pylint's `init-hook` and `load-plugins` run Python at every lint; pnpm runs `.pnpmfile.cjs`
+    // at every install.
+    ".pylintrc",
+    "pylintrc",
+    ".pnpmfile.cjs",
+    // Editors' files that run tasks or programs when a folder is opened.
+    ".vscode/settings.json",
+    ".vscode/tasks.json",
+    ".vscode/launch.json",
+    "*.code-workspace",
+    // IDEs' run configurations and dev containers: they run what they name.
+    ".idea/workspace.xml",
+    ".idea/runConfigurations/**",
+    ".run/**",
+    ".devcontainer/**",
+    ".devcontainer.json",
+    // Editors' per-directory start-up files.
+    ".nvim.lua",
+    ".nvimrc",
+    ".exrc",
+    ".dir-locals.el",
 ];
 
-/// Whether `path` names an env template (see [`ENV_TEMPLATES`]), which no pattern makes sensitive.
+/// The words that make an env file a template without secrets, by convention: projects commit
+/// `.env.example` (or `.env-sample`, `example.env`, ...) for others to copy.
+pub const ENV_TEMPLATES: &[&str] = &["example", "sample", "template", "dist"];
+
+/// Whether `path` names an env template: `.env` and one of [`ENV_TEMPLATES`] after a separator
+/// (`.env.example`, `.env-sample`, `.env_template`), or one of them before `.env`
+/// (`example.env`), in any letter case. No pattern makes it sensitive; a template of one
+/// environment (`.env.production.example`) is not one.
 pub fn is_env_template(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    ENV_TEMPLATES.iter().any(|t| t.eq_ignore_ascii_case(name))
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let word = name
+        .strip_prefix(".env")
+        .and_then(|rest| rest.strip_prefix(['.', '-', '_']))
+        .or_else(|| name.strip_suffix(".env"));
+    word.is_some_and(|w| ENV_TEMPLATES.contains(&w))
 }
 
 /// Names of the public halves of keys and certificates (matched ignoring ASCII case): what they
@@ -779,6 +799,9 @@ pub const SECRETS_NEEDS: [Needs; SECRETS.len()] = needs_of(SECRETS);
 /// [`Needs`] of each pattern of [`RUNS_CODE`], in order.
 pub const RUNS_CODE_NEEDS: [Needs; RUNS_CODE.len()] = needs_of(RUNS_CODE);
 
+/// [`Needs`] of each pattern of [`PROJECT_CODE`], in order.
+pub const PROJECT_CODE_NEEDS: [Needs; PROJECT_CODE.len()] = needs_of(PROJECT_CODE);
+
 /// The rest of `path` after the directory `dir` (`""` for the root), if `path` is `dir` or
 /// under it.
 fn under<'p>(path: &'p str, dir: &str, folded: bool) -> Option<&'p str> {
@@ -904,8 +927,16 @@ mod tests {
     fn the_quick_tests_never_reject_a_path_a_pattern_matches() {
         // Every built-in pattern, written out as a path it matches (`**` as two directories,
         // `*` and `?` as letters), at the root, under a workspace and, case-folded, in capitals.
-        let needs = SECRETS_NEEDS.iter().chain(&RUNS_CODE_NEEDS);
-        for (pattern, needs) in SECRETS.iter().chain(RUNS_CODE).zip(needs) {
+        let needs = SECRETS_NEEDS
+            .iter()
+            .chain(&RUNS_CODE_NEEDS)
+            .chain(&PROJECT_CODE_NEEDS);
+        for (pattern, needs) in SECRETS
+            .iter()
+            .chain(RUNS_CODE)
+            .chain(PROJECT_CODE)
+            .zip(needs)
+        {
             assert_eq!(
                 *needs,
                 Needs::of(pattern),
@@ -1033,6 +1064,13 @@ mod tests {
             "/ws/.secrets.toml",
             "/ws/config/secrets.yaml",
             "/ws/.env.js",
+            "/ws/.env-production",
+            "/ws/.env_local",
+            "/ws/.ENV-STAGING",
+            "/ws/.env.local.bak",
+            "/ws/.env.production.example",
+            "/ws/config/secrets.env",
+            "/ws/deploy/.env-prod.json",
         ] {
             assert!(first_match(SECRETS, env).is_some(), "{env}");
         }
@@ -1042,6 +1080,9 @@ mod tests {
             "/ws/.env.template",
             "/ws/.ENV.EXAMPLE",
             "/ws/example.env",
+            "/ws/.env.dist",
+            "/ws/.env-example",
+            "/ws/.env_sample",
         ] {
             assert_eq!(first_match(SECRETS, template), None, "{template}");
         }
@@ -1052,6 +1093,12 @@ mod tests {
             "a venv named .env"
         );
         assert_eq!(first_match(SECRETS, "/ws/environment.yml"), None);
+        assert_eq!(first_match(SECRETS, "/ws/.envoy.yaml"), None);
+        assert_eq!(
+            first_match(SECRETS, "/ws/src/.env-loader.ts"),
+            None,
+            "code named after env files"
+        );
     }
 
     #[test]
@@ -1136,7 +1183,41 @@ mod tests {
     }
 
     #[test]
-    fn files_that_run_code_or_grant_permissions_are_write_protected() {
+    fn files_a_project_keeps_that_run_code_later_are_its_own_to_approve() {
+        for (path, pattern) in [
+            ("/ws/.vscode/tasks.json", ".vscode/tasks.json"),
+            ("/ws/.vscode/settings.json", ".vscode/settings.json"),
+            ("/ws/.idea/workspace.xml", ".idea/workspace.xml"),
+            ("/ws/.devcontainer/devcontainer.json", ".devcontainer/**"),
+            ("/ws/app.code-workspace", "*.code-workspace"),
+            ("/ws/.husky/pre-commit", ".husky/**"),
+            ("/ws/.cargo/config.toml", ".cargo/config.toml"),
+            ("/ws/crates/core/.cargo/config", ".cargo/config"),
+            ("/ws/rust-toolchain.toml", "rust-toolchain.toml"),
+            ("/ws/rust-toolchain", "rust-toolchain"),
+            ("/ws/.yarnrc.yml", ".yarnrc.yml"),
+            ("/ws/.yarn/releases/yarn-4.1.0.cjs", ".yarn/releases/**"),
+            ("/ws/.yarn/plugins/@yarnpkg/x.cjs", ".yarn/plugins/**"),
+            ("/ws/.pre-commit-config.yaml", ".pre-commit-config.yaml"),
+            ("/ws/lefthook.yml", "lefthook.yml"),
+            ("/ws/.lintstagedrc.json", ".lintstagedrc.*"),
+            ("/ws/lint-staged.config.mjs", "lint-staged.config.*"),
+            ("/ws/.mise.toml", ".mise.toml"),
+            ("/ws/mise.local.toml", "mise.*.toml"),
+            ("/ws/.mise/tasks/build", ".mise/**"),
+            ("/ws/.pylintrc", ".pylintrc"),
+            ("/ws/.pnpmfile.cjs", ".pnpmfile.cjs"),
+            ("/ws/.devcontainer/post-create.sh", ".devcontainer/**"),
+            ("/ws/.vscode/launch.json", ".vscode/launch.json"),
+        ] {
+            assert_eq!(first_match(SECRETS, path), None, "{path}");
+            assert_eq!(first_match(RUNS_CODE, path), None, "{path}");
+            assert_eq!(first_match(PROJECT_CODE, path), Some(pattern), "{path}");
+        }
+    }
+
+    #[test]
+    fn files_that_run_code_or_decide_what_an_agent_may_do_are_never_written() {
         for (path, pattern) in [
             ("/ws/.claude/settings.json", ".claude/**"),
             ("/ws/.claude/settings.local.json", ".claude/**"),
@@ -1146,11 +1227,6 @@ mod tests {
             ("/h/.codex/config.toml", "~/.codex/**"),
             ("/ws/.codex/rules/default.rules", ".codex/**"),
             ("/ws/.mcp.json", ".mcp.json"),
-            ("/ws/.vscode/tasks.json", ".vscode/tasks.json"),
-            ("/ws/.vscode/settings.json", ".vscode/settings.json"),
-            ("/ws/.idea/workspace.xml", ".idea/workspace.xml"),
-            ("/ws/.devcontainer/devcontainer.json", ".devcontainer/**"),
-            ("/ws/app.code-workspace", "*.code-workspace"),
             ("/ws/.git/hooks/pre-commit", ".git/hooks/**"),
             ("/ws/.git/config", ".git/config"),
             (
@@ -1180,23 +1256,6 @@ mod tests {
             ),
             ("/ws/planted/HEAD", "*/HEAD"),
             ("/ws/fixtures/bare.git/hooks/post-update", "*.git/hooks/**"),
-            ("/ws/.husky/pre-commit", ".husky/**"),
-            ("/ws/.cargo/config.toml", ".cargo/config.toml"),
-            ("/ws/crates/core/.cargo/config", ".cargo/config"),
-            ("/ws/rust-toolchain.toml", "rust-toolchain.toml"),
-            ("/ws/rust-toolchain", "rust-toolchain"),
-            ("/ws/.yarnrc.yml", ".yarnrc.yml"),
-            ("/ws/.yarn/releases/yarn-4.1.0.cjs", ".yarn/releases/**"),
-            ("/ws/.yarn/plugins/@yarnpkg/x.cjs", ".yarn/plugins/**"),
-            ("/ws/.pre-commit-config.yaml", ".pre-commit-config.yaml"),
-            ("/ws/lefthook.yml", "lefthook.yml"),
-            ("/ws/.lintstagedrc.json", ".lintstagedrc.*"),
-            ("/ws/lint-staged.config.mjs", "lint-staged.config.*"),
-            ("/ws/.mise.toml", ".mise.toml"),
-            ("/ws/mise.local.toml", "mise.*.toml"),
-            ("/ws/.mise/tasks/build", ".mise/**"),
-            ("/ws/.pylintrc", ".pylintrc"),
-            ("/ws/.pnpmfile.cjs", ".pnpmfile.cjs"),
             ("/ws/.continue/config.yaml", ".continue/config.*"),
             (
                 "/ws/.continue/mcpServers/db.yaml",
@@ -1210,14 +1269,15 @@ mod tests {
                 "/ws/.venv/lib/python3.12/site-packages/evil.pth",
                 "site-packages/*.pth",
             ),
-            ("/ws/.devcontainer/post-create.sh", ".devcontainer/**"),
-            ("/ws/.vscode/launch.json", ".vscode/launch.json"),
             ("/h/.config/acp-gate/handlers.toml", "~/.config/acp-gate/**"),
             ("/h/.local/share/acp-gate/x", "~/.local/share/acp-gate/**"),
             ("/ws/.acp-gate/handlers.toml", ".acp-gate/**"),
             ("/h/.bashrc", "~/.bashrc"),
+            ("/ws/.zed/settings.json", ".zed/**"),
+            ("/ws/.vscode/mcp.json", ".vscode/mcp.json"),
         ] {
             assert_eq!(first_match(SECRETS, path), None, "{path}");
+            assert_eq!(first_match(PROJECT_CODE, path), None, "{path}");
             assert_eq!(first_match(RUNS_CODE, path), Some(pattern), "{path}");
         }
         for ordinary in [
@@ -1242,6 +1302,7 @@ mod tests {
             "/ws/docs/HEAD.md",
         ] {
             assert_eq!(first_match(RUNS_CODE, ordinary), None, "{ordinary}");
+            assert_eq!(first_match(PROJECT_CODE, ordinary), None, "{ordinary}");
             assert_eq!(first_match(SECRETS, ordinary), None, "{ordinary}");
         }
     }

@@ -91,13 +91,23 @@ impl Arg {
         !self.dynamic && self.text == s
     }
 
-    /// `NAME=value` words: the name and the value.
+    /// `NAME=value` words as a shell assigns them (`export NAME=value`): a valid name and the
+    /// value.
     pub fn assignment(&self) -> Option<(String, Arg)> {
+        self.env_assignment().filter(|(name, _)| {
+            !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    }
+
+    /// `NAME=value` words as `env` and `sudo` read them, which put any name in the environment
+    /// (bash exports a function as `BASH_FUNC_name%%=() { ..; }`, which no shell assignment
+    /// spells): a name known now and the value.
+    pub fn env_assignment(&self) -> Option<(String, Arg)> {
         let (name, value) = self.text.split_once('=')?;
-        let valid = !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        valid.then(|| {
+        let expanded = self.dynamic && name.contains(['$', '`']);
+        let unknown = name.is_empty() || name.starts_with('-') || expanded;
+        (!unknown).then(|| {
             (
                 name.to_owned(),
                 Arg {
@@ -208,5 +218,18 @@ mod tests {
         );
         assert!(Arg::literal("--x=1").assignment().is_none());
         assert!(Arg::literal("1A=1").assignment().is_none());
+        assert!(
+            Arg::literal("BASH_FUNC_ls%%=() { id; }")
+                .assignment()
+                .is_none()
+        );
+        assert_eq!(
+            Arg::literal("BASH_FUNC_ls%%=() { id; }")
+                .env_assignment()
+                .map(|(n, v)| (n, v.text)),
+            Some(("BASH_FUNC_ls%%".into(), "() { id; }".into()))
+        );
+        assert!(Arg::unknown("$X=1").env_assignment().is_none());
+        assert!(Arg::literal("--x=1").env_assignment().is_none());
     }
 }

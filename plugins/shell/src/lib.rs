@@ -5,6 +5,7 @@
 //! - [`scan`] splits one word into its pieces (quotes, escapes, expansions);
 //! - [`arg`] holds a word as a command receives it, and what a pipe carries;
 //! - [`command`] holds what the walk produces: the simple commands, and what it could not see;
+//! - [`environment`] knows what setting a variable does to the programs that run;
 //! - [`walk`] walks brush-parser's syntax tree and collects every simple command, under one
 //!   set of depth and size limits;
 //! - [`wrappers`] reads the programs that run another command (`sudo`, `env`, `timeout`,
@@ -18,6 +19,7 @@
 
 pub mod arg;
 pub mod command;
+pub mod environment;
 pub mod options;
 pub mod paths;
 pub mod programs;

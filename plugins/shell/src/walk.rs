@@ -833,11 +833,11 @@ impl<'a> Walker<'a> {
     }
 
     /// Records the wrapper, then runs what it runs: `inv.argv[start..]`, after any
-    /// `NAME=value` words, which are its environment.
+    /// `NAME=value` words, which are its environment (as `env` reads them: any name).
     fn run_inner(&mut self, inv: Command, start: usize, ctx: &Ctx) {
         let mut i = start.min(inv.argv.len());
         let mut env = inv.env.clone();
-        while let Some(assignment) = inv.argv.get(i).and_then(Arg::assignment) {
+        while let Some(assignment) = inv.argv.get(i).and_then(Arg::env_assignment) {
             env.push(assignment);
             i += 1;
         }

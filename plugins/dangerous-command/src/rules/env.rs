@@ -1,10 +1,17 @@
-//! Environment variables that make programs load or run other code (`LD_PRELOAD`,
-//! `BASH_ENV`, `GIT_SSH_COMMAND`, `NODE_OPTIONS=--require`, ...).
+//! Environment variables that change what runs, however a command sets them (a prefix,
+//! `env`/`sudo NAME=value`, `export`/`declare`, a bare assignment, a terminal's environment),
+//! judged by the shared classification ([`acp_gate_shell::environment`]): code or a library
+//! to load is denied; a program other tools run, options only known at run time and how the
+//! shell reads its commands are asked about; a place programs load code or configuration from
+//! is asked about, and denied when it is outside the workspace and not where programs are
+//! installed (a temporary directory, the home directory: anyone's files).
 
+use crate::context::Context;
 use crate::judgement::{Findings, Level};
-use acp_gate_shell::{Arg, program_name as command_name};
+use acp_gate_shell::environment::{Variable, classify, places};
+use acp_gate_shell::{Arg, Command as Invocation};
 
-pub(crate) fn check(f: &mut Findings) {
+pub(crate) fn check(f: &mut Findings, cx: &Context) {
     let inv = f.inv;
     let mut vars: Vec<(String, Arg)> = inv.env.clone();
     if matches!(
@@ -14,150 +21,48 @@ pub(crate) fn check(f: &mut Findings) {
         vars.extend(inv.args().iter().filter_map(Arg::assignment));
     }
     for (name, value) in &vars {
-        if let Some((level, why)) = code_loading_variable(name, value) {
-            f.push(level, "env-code-injection", format!("`{name}` {why}"));
-        }
+        let (level, why) = match classify(name, value) {
+            Variable::Inert | Variable::Unknown => continue,
+            Variable::RunsCode => (
+                Level::Deny,
+                "makes programs load or run other code".to_owned(),
+            ),
+            Variable::MayRunCode => (
+                Level::Ask,
+                "may make programs run other code (a program they run, or options only known when it runs)".to_owned(),
+            ),
+            Variable::ShellSyntax => (
+                Level::Ask,
+                "changes how the shell reads the commands it runs".to_owned(),
+            ),
+            Variable::LoadsFrom => match foreign_place(cx, inv, value) {
+                Some(place) => (
+                    Level::Deny,
+                    format!(
+                        "makes programs load code or configuration from `{place}`, outside the workspace and where no program is installed"
+                    ),
+                ),
+                None => (
+                    Level::Ask,
+                    "changes where programs load code or configuration from".to_owned(),
+                ),
+            },
+        };
+        f.push(level, "env-code-injection", format!("`{name}` {why}"));
     }
 }
 
-/// Whether setting `name` to `value` makes the programs that run load or run other code.
-pub(crate) fn code_loading_variable(name: &str, value: &Arg) -> Option<(Level, &'static str)> {
-    let deny = Some((Level::Deny, "makes programs load or run other code"));
-    let ask = Some((Level::Ask, "changes which code programs load"));
-    let v = value.text.as_str();
-    match name {
-        "LD_PRELOAD"
-        | "LD_AUDIT"
-        | "DYLD_INSERT_LIBRARIES"
-        | "BASH_ENV"
-        | "PROMPT_COMMAND"
-        | "PERL5OPT"
-        | "PERL5DB"
-        | "PYTHONSTARTUP"
-        | "RUBYOPT"
-        | "GIT_SSH"
-        | "GIT_SSH_COMMAND"
-        | "GIT_EXTERNAL_DIFF"
-        | "GIT_PROXY_COMMAND"
-        | "GIT_ASKPASS"
-        | "SSH_ASKPASS"
-        | "SUDO_ASKPASS"
-        | "GIT_EXEC_PATH"
-        | "GIT_TEMPLATE_DIR"
-        | "GIT_CONFIG_PARAMETERS"
-        | "GIT_CONFIG_COUNT"
-        | "LESSOPEN"
-        | "LESSCLOSE"
-        | "ZDOTDIR"
-        | "LUA_INIT"
-        | "PYTHONWARNINGS_IMPORT"
-        | "NODE_REPL_EXTERNAL_MODULE"
-        | "CARGO_TARGET_RUNNER"
-        | "RUSTC_WRAPPER"
-        | "RUSTC_WORKSPACE_WRAPPER" => deny,
-        n if n.starts_with("GIT_CONFIG_KEY_") || n.starts_with("GIT_CONFIG_VALUE_") => deny,
-        n if n.starts_with("CARGO_TARGET_") && n.ends_with("_RUNNER") => deny,
-        "LD_LIBRARY_PATH" | "GIT_CONFIG" | "GIT_CONFIG_GLOBAL" | "GIT_CONFIG_SYSTEM"
-        | "PERL5LIB" | "PERLLIB" | "RUBYLIB" | "SHELLOPTS" | "BASHOPTS" => ask,
-        n if n.starts_with("DYLD_") => ask,
-        "NODE_OPTIONS" => {
-            let loads = [
-                "-r",
-                "--require",
-                "--import",
-                "--loader",
-                "--experimental-loader",
-                "-e",
-                "--eval",
-                "-p",
-                "--print",
-                "--inspect",
-            ]
-            .iter()
-            .any(|o| {
-                v.split([' ', '='])
-                    .any(|w| w == *o || w.starts_with(&format!("{o}=")))
-            });
-            if loads {
-                deny
-            } else if value.dynamic {
-                ask
-            } else {
-                None
-            }
+/// The first place `value` names that is neither in the workspace nor where programs are
+/// installed; a place only known at run time (`$PATH`, the value before) is left to the ask.
+fn foreign_place(cx: &Context, inv: &Invocation, value: &Arg) -> Option<String> {
+    places(&value.text).find_map(|entry| {
+        if value.dynamic && entry.contains(['$', '`']) {
+            return None;
         }
-        "JAVA_TOOL_OPTIONS" | "_JAVA_OPTIONS" | "JDK_JAVA_OPTIONS" => {
-            let loads = [
-                "-javaagent",
-                "-agentlib",
-                "-agentpath",
-                "-XX:OnError",
-                "-XX:OnOutOfMemoryError",
-            ]
-            .iter()
-            .any(|o| v.contains(o));
-            if loads {
-                deny
-            } else if value.dynamic {
-                ask
-            } else {
-                None
-            }
-        }
-        "ENV" => (v.contains('/')
-            || v.contains('$')
-            || v.contains('`')
-            || v.ends_with(".sh")
-            || value.dynamic)
-            .then_some((Level::Deny, "makes sh run a start-up file")),
-        "PAGER"
-        | "GIT_PAGER"
-        | "MANPAGER"
-        | "SYSTEMD_PAGER"
-        | "EDITOR"
-        | "VISUAL"
-        | "GIT_EDITOR"
-        | "GIT_SEQUENCE_EDITOR"
-        | "BROWSER" => {
-            (!benign_program(value)).then_some((Level::Ask, "names a program other tools will run"))
-        }
-        _ => None,
-    }
-}
-
-/// Pagers and editors that only show text: `cat`, `less -R`, `true`, empty.
-pub(crate) fn benign_program(value: &Arg) -> bool {
-    if value.dynamic {
-        return false;
-    }
-    let mut words = value.text.split_whitespace();
-    match words.next() {
-        None => true,
-        Some(program) => {
-            matches!(
-                command_name(program).as_str(),
-                "cat"
-                    | "less"
-                    | "more"
-                    | "most"
-                    | "true"
-                    | ":"
-                    | "head"
-                    | "tail"
-                    | "bat"
-                    | "delta"
-                    | "vi"
-                    | "vim"
-                    | "nvim"
-                    | "nano"
-                    | "emacs"
-                    | "code"
-                    | "subl"
-            ) && words.all(|w| {
-                w.starts_with('-')
-                    && w.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '=')
-            })
-        }
-    }
+        // An empty entry is the directory the program runs in.
+        let entry = if entry.is_empty() { "." } else { entry };
+        let abs = cx.absolute(inv, entry)?;
+        let elsewhere = !cx.in_workspace(&abs) && !cx.installed(&abs) && abs != "/dev/null";
+        elsewhere.then_some(abs)
+    })
 }

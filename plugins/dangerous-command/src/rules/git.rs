@@ -1,13 +1,12 @@
 //! Rules for git: options and config keys that run programs, force pushes, history rewrites,
-//! discarded work.
+//! and what a local command throws away that git keeps nowhere else.
 
-use super::env::benign_program;
 use super::{has_short, has_short_exact, operands, option_values};
 use crate::context::Context;
 use crate::git_call::{GitCall, parse_git, split_config};
 use crate::judgement::{Effect, Findings, Level};
 use crate::targets::write_target;
-use acp_gate_shell::paths::is_same_or_ancestor;
+use acp_gate_shell::environment::viewer;
 use acp_gate_shell::{Arg, Command as Invocation};
 
 /// Whether a git config key makes git run a program; and how sure that is.
@@ -19,7 +18,7 @@ pub(crate) fn git_config_runs_code(key: &str, value: &Arg) -> Option<Level> {
         "core.pager" | "core.editor" | "sequence.editor" | "interactive.difffilter"
     ) || section == "pager";
     if pager_like {
-        return (!benign_program(value)).then_some(Level::Deny);
+        return (!viewer(value)).then_some(Level::Deny);
     }
     if section == "alias" {
         return Some(
@@ -126,70 +125,157 @@ fn skips_hooks(sub: &str, args: &[Arg]) -> bool {
     false
 }
 
-/// Local commands that throw away uncommitted work or commits no branch holds any more: forced
-/// checkouts and switches, `-D` deletes, overwriting every file from the index, `stash clear`.
-fn discards(f: &mut Findings, cx: &Context, call: &GitCall, sub: &str, args: &[Arg]) {
-    let given = |names: &[&str]| {
-        args.iter().take_while(|a| !a.is("--")).any(|a| {
-            names
-                .iter()
-                .any(|n| a.is(n) || a.text.starts_with(&format!("{n}=")))
+/// Whether `git SUB` is given one of these options: a short letter in a cluster (`-df`; a
+/// letter of `valued` takes the rest of its cluster as its value), a long name or any
+/// abbreviation of one (git takes an unambiguous one: `--har` is `--hard`), with or without
+/// `=value`.
+fn given(args: &[Arg], short: &str, valued: &str, long: &[&str]) -> bool {
+    args.iter()
+        .take_while(|a| !a.is("--"))
+        .filter(|a| !a.dynamic)
+        .any(|a| match a.text.strip_prefix("--") {
+            Some(name) => {
+                let name = name.split('=').next().unwrap_or(name);
+                !name.is_empty() && long.iter().any(|l| l.starts_with(name))
+            }
+            None => a.text.strip_prefix('-').is_some_and(|cluster| {
+                let letters = cluster
+                    .find(|c| valued.contains(c))
+                    .map_or(cluster, |at| &cluster[..=at]);
+                letters.chars().any(|c| short.contains(c))
+            }),
         })
-    };
-    let reason = match sub {
-        "checkout" | "switch" if given(&["-f", "--force", "--discard-changes"]) => {
-            Some("a forced checkout discards uncommitted changes")
+}
+
+/// The pathspecs of `git checkout` or `git restore`, whose files git overwrites from the
+/// index or a commit: every operand after `--`; for `restore` every operand; for `checkout`
+/// (not creating a branch) every operand after a first (the revision), or a lone one that
+/// names a path rather than a branch: one that is there, a glob, pathspec magic, `.` or `..`.
+fn overwritten<'a>(
+    cx: &Context,
+    inv: &Invocation,
+    call: &GitCall,
+    sub: &str,
+    args: &'a [Arg],
+) -> Vec<&'a Arg> {
+    let valued = [
+        "-b",
+        "-B",
+        "--orphan",
+        "-s",
+        "--source",
+        "--conflict",
+        "-c",
+        "-C",
+    ];
+    let (mut operands, mut after_dashes, mut skip) = (Vec::new(), false, false);
+    for a in args {
+        if after_dashes {
+            operands.push((a, true));
+        } else if a.is("--") {
+            after_dashes = true;
+        } else if std::mem::take(&mut skip) {
+        } else if a.text.starts_with('-') && !a.dynamic {
+            skip = valued.contains(&a.text.as_str());
+        } else {
+            operands.push((a, false));
         }
-        "checkout" | "switch" if given(&["-B", "-C", "--force-create"]) => {
-            Some("resets an existing branch, which can lose the commits it held")
+    }
+    if sub == "restore" || operands.iter().any(|(_, after)| *after) {
+        return operands
+            .into_iter()
+            .filter(|(_, after)| sub == "restore" || *after)
+            .map(|(a, _)| a)
+            .collect();
+    }
+    match operands.as_slice() {
+        [_, rest @ ..] if !rest.is_empty() => rest.iter().map(|(a, _)| *a).collect(),
+        [(a, _)]
+            if a.dynamic
+                || a.glob
+                || a.text.starts_with(':')
+                || a.text.split('/').all(|s| matches!(s, "" | "." | ".."))
+                || call
+                    .place(&a.text)
+                    .and_then(|placed| cx.real(inv, &placed, true))
+                    .is_some_and(|r| r.exists) =>
+        {
+            vec![*a]
         }
-        "branch" if given(&["-D", "-M", "-C", "-f", "--force"]) => {
-            Some("deletes or overwrites a branch that may hold unmerged commits")
-        }
-        "stash" if args.first().is_some_and(|a| a.is("clear")) => {
-            Some("`git stash clear` drops every stash")
-        }
-        "rm" if given(&["-f", "--force"]) => {
-            Some("`git rm --force` deletes files with uncommitted changes")
-        }
-        "checkout" | "restore" if overwrites_every_file(cx, f.inv, call, sub, args) => {
-            Some("overwrites every file with its committed version, discarding uncommitted changes")
-        }
-        _ => None,
-    };
-    if let Some(reason) = reason {
-        f.ask("git-discard", reason);
+        _ => Vec::new(),
     }
 }
 
-/// `git checkout .`, `git checkout -- .`, `git restore .` (not `--staged` only): a pathspec
-/// naming the whole work tree.
-fn overwrites_every_file(
+/// What a local git command throws away that git keeps nowhere else, so that it can never give
+/// it back: uncommitted changes and untracked files, commits that only a deleted or moved
+/// branch, tag or ref held, a stash, reflog entries, unreachable objects. The reason, if it
+/// throws something away.
+fn discarded(
     cx: &Context,
     inv: &Invocation,
     call: &GitCall,
     sub: &str,
     args: &[Arg],
-) -> bool {
-    let staged_only = args.iter().any(|a| a.is("--staged") || a.is("-S"))
-        && !args.iter().any(|a| a.is("--worktree") || a.is("-W"));
-    if sub == "restore" && staged_only {
-        return false;
-    }
-    let dashes = args.iter().position(|a| a.is("--"));
-    let pathspecs = args.iter().enumerate().filter(|(k, a)| {
-        dashes.is_some_and(|d| *k > d)
-            || (!a.text.starts_with('-') && a.text.contains(['.', '/', '*', ':']))
-    });
-    pathspecs.map(|(_, a)| a).any(|a| {
-        let text = a.text.as_str();
-        a.dynamic
-            || matches!(text, ":/" | ":(top)" | "*" | ":/*")
+) -> Option<String> {
+    let first = args.first().and_then(Arg::known);
+    let reason = match sub {
+        "checkout" | "switch" if given(args, "f", "bBc", &["force", "discard-changes"]) => {
+            "a forced checkout discards uncommitted changes"
+        }
+        "checkout" | "switch" if given(args, "BC", "bc", &["force-create"]) => {
+            "resets an existing branch, which can lose the commits it held"
+        }
+        "checkout" | "restore"
+            if !(sub == "restore" && given(args, "S", "s", &["staged"]))
+                || given(args, "W", "s", &["worktree"]) =>
+        {
+            let paths = overwritten(cx, inv, call, sub, args);
+            let shown: Vec<&str> = paths.iter().map(|a| a.text.as_str()).collect();
+            return (!paths.is_empty()).then(|| {
+                format!(
+                    "overwrites `{}` with the committed version, discarding uncommitted changes that git keeps nowhere",
+                    shown.join(" ")
+                )
+            });
+        }
+        "reset" if given(args, "", "", &["hard"]) => {
+            "`git reset --hard` discards uncommitted changes"
+        }
+        "clean" if given(args, "f", "e", &["force"]) => "`git clean -f` deletes untracked files",
+        "rm" if given(args, "f", "", &["force"]) => {
+            "`git rm --force` deletes files with uncommitted changes"
+        }
+        "worktree" if first == Some("remove") && given(args, "f", "", &["force"]) => {
+            "removes a worktree with its uncommitted changes and untracked files"
+        }
+        "branch" if given(args, "DMCf", "u", &["force"]) => {
+            "deletes or overwrites a branch that may hold unmerged commits"
+        }
+        "tag" if given(args, "df", "mFu", &["delete", "force"]) => {
+            "deletes or moves a tag, which may be the only name of its commits"
+        }
+        "update-ref" => "moves or deletes a ref directly, which can drop the commits it held",
+        "stash" if matches!(first, Some("drop" | "clear")) => {
+            "drops stashed changes, which nothing else keeps"
+        }
+        "reflog" if matches!(first, Some("expire" | "delete" | "drop")) => {
+            "expires reflog entries, which makes lost commits unrecoverable"
+        }
+        "gc" if given(args, "", "", &["prune"])
             || call
-                .place(text)
-                .and_then(|placed| cx.absolute(inv, &placed))
-                .is_none_or(|abs| cx.workspaces.iter().any(|w| is_same_or_ancestor(&abs, w)))
-    })
+                .config
+                .iter()
+                .any(|(key, _)| key.starts_with("gc.") && key.contains("expire")) =>
+        {
+            "prunes unreachable objects sooner than git would: commits only the reflog held are lost"
+        }
+        "prune" => "deletes unreachable objects: commits only the reflog held are lost",
+        "repack" if given(args, "a", "", &[]) && given(args, "d", "", &[]) => {
+            "drops unreachable objects from the repository's packs"
+        }
+        _ => return None,
+    };
+    Some(reason.to_owned())
 }
 
 /// The rules of this family for one command.
@@ -233,7 +319,9 @@ pub(crate) fn check(f: &mut Findings, cx: &Context) {
             "`--no-verify` skips the repository's hooks (its checks before a commit or push)",
         );
     }
-    discards(f, cx, &call, sub, args);
+    if let Some(reason) = discarded(cx, f.inv, &call, sub, args) {
+        f.ask("git-discard", reason);
+    }
     match sub {
         "push" => {
             let force = any(&[
@@ -264,23 +352,6 @@ pub(crate) fn check(f: &mut Findings, cx: &Context) {
         }
         "filter-branch" | "filter-repo" => {
             f.deny("git-history-rewrite", "rewrites the repository's history")
-        }
-        "reflog"
-            if args
-                .first()
-                .is_some_and(|a| a.is("expire") || a.is("delete")) =>
-        {
-            f.ask(
-                "git-history-rewrite",
-                "expires reflog entries, which makes lost commits unrecoverable",
-            )
-        }
-        "reset" if any(&["--hard"]) => f.ask(
-            "git-discard",
-            "`git reset --hard` discards uncommitted changes",
-        ),
-        "clean" if any(&["--force"]) || has_short(args, 'f') => {
-            f.ask("git-discard", "`git clean -f` deletes untracked files")
         }
         "fetch" | "pull" | "clone" | "ls-remote" | "archive" | "submodule" => {
             if any(&["--upload-pack", "--exec", "--receive-pack"])

@@ -34,7 +34,7 @@ pub fn check(inv: &Invocation, cx: &Context, tabled: bool, out: &mut Vec<Finding
     let start = out.len();
     let mut f = Findings { out, inv };
     unicode::check(&mut f);
-    env::check(&mut f);
+    env::check(&mut f, cx);
     leaks::check(&mut f);
     globs::check(&mut f);
     for w in &inv.writes {

@@ -1,6 +1,7 @@
 //! Reading, listing and text tools: ls, cat, head, tail, wc, sort, uniq, cut, diff, jq, yq,
-//! sed (printing and in-place substitutions), unzip listings, checksums, ... (their options
-//! from GNU coreutils', jq's, sed's and unzip's `--help`).
+//! sed (printing and in-place substitutions), unzip listings, checksums, `openssl x509`'s
+//! printing of a certificate, ... (their options from GNU coreutils', jq's, sed's, unzip's and
+//! OpenSSL's `-help`).
 
 use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
@@ -1147,6 +1148,50 @@ fn sed(judge: &mut Judge, args: &[Arg]) -> bool {
             .all(|s| !s.dynamic && sed_script_is_pure(&s.text))
 }
 
+/// `openssl x509`'s options that print what a certificate says (never `-out`, a key to sign
+/// with, `-engine` or `-provider`, which load code): the certificate it reads is judged as a
+/// read, as a Read tool of it is.
+const X509: Program = Program {
+    names: &["openssl"],
+    options: &[&[
+        ("-in", Read),
+        ("-inform", Literal),
+        ("-noout", Flag),
+        ("-text", Flag),
+        ("-subject", Flag),
+        ("-issuer", Flag),
+        ("-dates", Flag),
+        ("-startdate", Flag),
+        ("-enddate", Flag),
+        ("-serial", Flag),
+        ("-fingerprint", Flag),
+        ("-hash", Flag),
+        ("-subject_hash", Flag),
+        ("-issuer_hash", Flag),
+        ("-pubkey", Flag),
+        ("-modulus", Flag),
+        ("-email", Flag),
+        ("-ocsp_uri", Flag),
+        ("-purpose", Flag),
+        ("-alias", Flag),
+        ("-ext", Literal),
+        ("-nameopt", Literal),
+        ("-certopt", Literal),
+        ("-checkend", Literal),
+        ("-checkhost", Literal),
+        ("-checkemail", Literal),
+        ("-checkip", Literal),
+        ("-sha1", Flag),
+        ("-sha256", Flag),
+        ("-sha512", Flag),
+        ("-md5", Flag),
+        ("-help", Flag),
+    ]],
+    lead: &[],
+    rest: Flag,
+    style: Style::Single,
+};
+
 /// `awk`'s options that only set data (`-F`, `-v`); never `-f` (a program from a file), gawk's
 /// `-i`/`-l` (libraries and extensions loaded), `-e` and the others.
 const AWK: &[Opt] = &[
@@ -1198,6 +1243,10 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
     match name {
         "sed" | "gsed" => return Some(sed(judge, args)),
         "awk" | "gawk" | "mawk" | "nawk" => return Some(awk(judge, args)),
+        "openssl" => {
+            let x509 = args.split_first().filter(|(sub, _)| sub.is("x509"));
+            return Some(x509.is_some_and(|(_, rest)| judge.program(rest, &X509)));
+        }
         _ => {}
     }
     let program = PROGRAMS.iter().find(|p| p.names.contains(&name))?;

@@ -2,7 +2,8 @@
 //! checkout and switch, branch, stash, merge, rebase, cherry-pick and revert, reset (soft and
 //! mixed), restore, tag, mv, rm, init; with the options of each (from git's manuals) that run no
 //! other program (editors, gpg, `--exec`, custom merge strategies), discard no work (`--force`,
-//! `-D`, `--hard`, `stash clear`) and skip no hook (`--no-verify`, which the rules ask about).
+//! `-D`, `--hard`, `stash drop`, `stash clear`) and skip no hook (`--no-verify`, which the
+//! rules ask about, with every command that throws away what git keeps nowhere else).
 //! A file they overwrite, move or delete is judged as the path validator judges an edit of it:
 //! in the workspace and not sensitive. A secret is never staged silently. Not listed, so asked:
 //! interactive forms (`-p`, `-i`, `-e`), `--pathspec-from-file`, `-f`/`--force`, signing.
@@ -545,7 +546,8 @@ fn whole_tree(judge: &Judge, a: &Arg) -> bool {
     })
 }
 
-/// `git stash`, `git stash push|save|pop|apply|drop|branch|create|store` (never `clear`).
+/// `git stash`, `git stash push|save|pop|apply|branch|create|store` (never `drop` or `clear`,
+/// which throw stashed changes away).
 fn stash(judge: &mut Judge, rest: &[Arg], dirs: &[Arg]) -> bool {
     let (verb, args) = match rest.first() {
         Some(a) if !a.text.starts_with('-') => (a.text.as_str(), &rest[1..]),
@@ -557,7 +559,7 @@ fn stash(judge: &mut Judge, rest: &[Arg], dirs: &[Arg]) -> bool {
     let (table, kind): (&[Opt], Operands) = match verb {
         "push" => (STASH_PUSH, Operands::Stage),
         "save" => (STASH_PUSH, Operands::Refs),
-        "pop" | "apply" | "drop" | "branch" | "create" | "store" => (STASH_APPLY, Operands::Refs),
+        "pop" | "apply" | "branch" | "create" | "store" => (STASH_APPLY, Operands::Refs),
         _ => return false,
     };
     let items = parse(args, &[table], Style::Gnu);

@@ -22,7 +22,6 @@ mod about;
 mod archives;
 mod build;
 mod changes;
-mod env;
 mod files;
 mod git;
 mod git_work;
@@ -33,6 +32,7 @@ mod scripts;
 mod search;
 mod shell;
 
+use acp_gate_shell::environment::{is_inert, is_shell_variable};
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 use acp_gate_shell::paths::is_same_or_ancestor;
 use acp_gate_shell::{Arg, Command as Invocation, Runs};
@@ -123,9 +123,9 @@ impl Judge<'_, '_, '_> {
         }
         if inv.argv.is_empty() {
             // A bare assignment (`X=1`), or redirections alone.
-            return safe && inv.env.iter().all(|(n, v)| env::shell_variable(n, v));
+            return safe && inv.env.iter().all(|(n, v)| is_shell_variable(n, v));
         }
-        safe &= inv.env.iter().all(|(n, v)| env::inert(n, v));
+        safe &= inv.env.iter().all(|(n, v)| is_inert(n, v));
         if inv.name.is_empty() {
             return false;
         }
@@ -182,9 +182,7 @@ impl Judge<'_, '_, '_> {
     }
 
     /// Whether the program, when named by a path (`./x`, `/usr/bin/git`), is the workspace's or
-    /// an installed one: in the workspace, or where the system and the user keep programs
-    /// (which no command may write). A program elsewhere (`/tmp/x/cargo`) is anyone's code,
-    /// whatever its name.
+    /// an installed one ([`Context::installed`]).
     fn program_placed(&self) -> bool {
         let Some(word) = self.inv.argv.first().filter(|a| a.text.contains('/')) else {
             return true;
@@ -196,22 +194,8 @@ impl Judge<'_, '_, '_> {
         else {
             return false;
         };
-        let home = self.cx.home;
-        let installed = [
-            "/usr/",
-            "/bin/",
-            "/sbin/",
-            "/opt/homebrew/",
-            "/home/linuxbrew/",
-        ]
-        .iter()
-        .any(|dir| abs.starts_with(dir))
-            || (!home.is_empty()
-                && ["/.cargo/bin/", "/.local/bin/", "/go/bin/", "/bin/"]
-                    .iter()
-                    .any(|dir| abs.starts_with(&format!("{home}{dir}"))));
         // A program in the workspace is the workspace's only where its links lead there too.
-        installed
+        self.cx.installed(&abs)
             || (self
                 .cx
                 .workspaces

@@ -5,8 +5,9 @@
 use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Style, Value};
 
-use super::{Judge, Program, env};
+use super::{Judge, Program};
 use Value::*;
+use acp_gate_shell::environment::{is_inert, is_shell_variable};
 
 /// Wrappers, by the options of their own that are harmless (from their manuals).
 const WRAPPERS: &[Program] = &[
@@ -280,9 +281,9 @@ pub(super) fn judge(_: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
                         }
                     } else if let Some((n, v)) = a.assignment() {
                         if exported {
-                            env::inert(&n, &v)
+                            is_inert(&n, &v)
                         } else {
-                            env::shell_variable(&n, &v)
+                            is_shell_variable(&n, &v)
                         }
                     } else {
                         true

@@ -1,7 +1,7 @@
 //! Whether a gate still waits for an escalation's decision, and whether a decision reached
 //! one. A waiting gate long-polls for its decision, one poll after another until its own
 //! deadline (`--wait`), and each poll tells the service how long it holds
-//! ([`crate::serve::db::Db::gate_waits`] keeps when the latest one ends). So while a poll is
+//! (the database's `gate_waits` keeps when the latest one ends). So while a poll is
 //! open, or ended a moment ago (the next one is on its way), the gate waits; once the last one
 //! ended longer ago than that, the gate stopped waiting: its deadline passed, it was stopped,
 //! or the service was down past its deadline. A decision taken then reaches no agent: the

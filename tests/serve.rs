@@ -1588,9 +1588,45 @@ fn a_hook_escalates_to_the_review_service_and_answers_as_the_reviewer_decides() 
         "60s",
     ];
 
+    // The workspace is a repository on a branch with a commit no remote has.
+    let workspace = &review.sandbox.workspace;
+    let git = |args: &[&str]| {
+        let done = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .arg("-C")
+            .arg(workspace)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(done.status.success(), "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "feature-x"]);
+    std::fs::write(workspace.join("notes.txt"), "one\n").unwrap();
+    git(&["add", "notes.txt"]);
+    git(&["commit", "-q", "-m", "add the release notes"]);
+    std::fs::write(workspace.join("notes.txt"), "one\ntwo\n").unwrap();
+
     let hook = gated_hook(&review, "hook-allow", &flags);
     let escalation = first_open(&review.service, &review.reviewer);
     assert_eq!(escalation["agent"], "gemini", "{escalation}");
+    // Why it came to a person, and the workspace's state when it asked.
+    let context = &escalation["submission"]["context"];
+    assert_eq!(
+        context["nobody"], "Gemini CLI cannot ask anyone here",
+        "{escalation}"
+    );
+    assert_eq!(context["git"]["branch"], "feature-x", "{context}");
+    let outgoing = context["git"]["outgoing"][0].as_str().unwrap_or_default();
+    assert!(outgoing.ends_with(" add the release notes"), "{context}");
+    let uncommitted = context["git"]["uncommitted"].as_str().unwrap_or_default();
+    assert!(uncommitted.starts_with("1 file changed"), "{context}");
     let id = escalation["id"].as_str().unwrap().to_owned();
     let allow = json!({ "choice": "allow" });
     assert_eq!(review.decide(&review.reviewer, &id, allow).0, 200);

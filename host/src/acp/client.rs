@@ -63,6 +63,9 @@ pub fn settle(outcome: Verdict, cancelled: bool, remembered: bool, can_prompt: b
     }
 }
 
+/// Why an ask of `run` goes to the review service: without a prompter, it is the only way.
+const NOBODY: &str = "nobody is at a terminal to answer (acp-gate run --non-interactive, or its input is not a terminal)";
+
 /// What a person or the policy settled, before it is put in the agent's terms.
 enum Settled {
     /// With the agent's option the person chose, if they chose one of its options.
@@ -461,14 +464,14 @@ impl Client {
         self.prompt(prompter, judged, decision, choices).await
     }
 
-    /// An ask nobody here can answer, sent to the review service (see [`escalation`]); a
-    /// cancelled turn stops the wait.
+    /// An ask nobody here can answer ([`NOBODY`]), sent to the review service (see
+    /// [`escalation`]); a cancelled turn stops the wait.
     async fn escalate(&self, judged: &Judged) -> (Settled, ResolvedBy) {
         let Some(escalator) = &self.escalator else {
             unreachable!("only called with a review service")
         };
         let reviewed = tokio::select! {
-            reviewed = escalation::review(&self.gate, escalator, judged) => reviewed,
+            reviewed = escalation::review(&self.gate, escalator, judged, NOBODY) => reviewed,
             () = self.until_cancelled() => return (Settled::Cancelled, ResolvedBy::Cancelled),
         };
         match reviewed {

@@ -12,7 +12,7 @@ use crate::record::{Escalation, ResolvedBy, ask_id, escalation_id, subject};
 use crate::request::{OptionKind, ToolRequest};
 use crate::service::client::unreachable;
 use crate::service::escalator::Escalator;
-use crate::service::{Ruling, Submission};
+use crate::service::{Circumstances, Ruling, Submission};
 use crate::verdict::Verdict;
 
 /// What the review service made of an escalation.
@@ -46,10 +46,10 @@ impl Reviewed {
     }
 }
 
-/// The submission for a judged request: what a reviewer needs, redacted. Its id is the
-/// request's stable one when nothing waits (a resumed session claims its grant by it), else
-/// this ask's own ([`ask_id`]: retries of the submission keep it).
-pub fn submission(escalator: &Escalator, judged: &Judged) -> Submission {
+/// The submission for a judged request: what a reviewer needs, redacted, with `context`. Its
+/// id is the request's stable one when nothing waits (a resumed session claims its grant by
+/// it), else this ask's own ([`ask_id`]: retries of the submission keep it).
+pub fn submission(escalator: &Escalator, judged: &Judged, context: Circumstances) -> Submission {
     let request = &judged.request;
     let redaction = &escalator.redaction;
     let input = judged.input();
@@ -80,18 +80,70 @@ pub fn submission(escalator: &Escalator, judged: &Judged) -> Submission {
         machine: origin.machine.clone(),
         workspace: origin.workspace.display().to_string(),
         agent: origin.agent.clone(),
+        context,
     }
 }
 
-/// Sends `judged` (an ask nobody here can answer) to the review service and, with `--wait`,
-/// waits for a reviewer. A chain's deny or an org handler's insistence is never sent: only
-/// what a person may decide.
-pub async fn review(gate: &Gate, escalator: &Escalator, judged: &Judged) -> Reviewed {
+/// Why `judged` comes to a person (`nobody`: why nobody where the agent runs could answer it),
+/// in the agent's words, and the workspace's git state now; redacted.
+async fn context(escalator: &Escalator, judged: &Judged, nobody: &str) -> Circumstances {
+    let (request, redaction) = (&judged.request, &escalator.redaction);
+    let input = judged.input();
+    let described = ["description", "justification", "explanation"]
+        .iter()
+        .find_map(|key| input.get(key).and_then(|v| v.as_str()))
+        .or(Some(request.title.as_str()))
+        .map(str::trim)
+        .filter(|said| !said.is_empty() && *said != subject(request));
+    let edits = request
+        .diffs
+        .iter()
+        .map(|diff| {
+            let old = diff.old_text.as_deref().unwrap_or("");
+            let lines = similar::TextDiff::from_lines(old, &diff.new_text);
+            let (mut added, mut removed) = (0, 0);
+            for change in lines.iter_all_changes() {
+                match change.tag() {
+                    similar::ChangeTag::Insert => added += 1,
+                    similar::ChangeTag::Delete => removed += 1,
+                    similar::ChangeTag::Equal => {}
+                }
+            }
+            redaction.text(&format!(
+                "{}: +{added} -{removed}",
+                request.shown(&diff.path)
+            ))
+        })
+        .collect();
+    let dir = match request.cwd.is_dir() {
+        true => request.cwd.as_path(),
+        false => escalator.origin.workspace.as_path(),
+    };
+    let git = crate::service::git::state(dir).await.map(|mut git| {
+        for line in &mut git.outgoing {
+            *line = redaction.text(line);
+        }
+        git
+    });
+    Circumstances {
+        nobody: Some(nobody.to_owned()),
+        by_default: judged.decision.by_default,
+        description: described.map(|said| redaction.text(said)),
+        git,
+        edits,
+    }
+}
+
+/// Sends `judged` (an ask nobody here can answer, for the reason `nobody`) to the review
+/// service and, with `--wait`, waits for a reviewer. A chain's deny or an org handler's
+/// insistence is never sent: only what a person may decide.
+pub async fn review(gate: &Gate, escalator: &Escalator, judged: &Judged, nobody: &str) -> Reviewed {
     let url = escalator.client.url();
     if judged.decision.outcome != Verdict::Ask {
         return Reviewed::Open(format!("only an ask goes to the review service at {url}"));
     }
-    let submission = submission(escalator, judged);
+    let context = context(escalator, judged, nobody).await;
+    let submission = submission(escalator, judged, context);
     let _ = judged.escalated_as.set(submission.id.clone());
     if escalator.wait.is_some() {
         gate.output.notice(&format!(

@@ -1078,7 +1078,8 @@ impl Proxy {
             subject(&held.judged.request),
             escalator.client.url()
         ));
-        let review = escalation::review(&self.gate, escalator, &held.judged);
+        let nobody = "the editor did not answer it (it offered no choice, or cannot ask anyone)";
+        let review = escalation::review(&self.gate, escalator, &held.judged, nobody);
         tokio::pin!(review);
         let reviewed = loop {
             let interrupted = self.interrupted.notified();

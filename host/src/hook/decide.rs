@@ -105,7 +105,8 @@ pub async fn judge(
     };
     let (answer, by, reviewed) = match escalator {
         Some(escalator) if by == ResolvedBy::Escalated => {
-            let reviewed = escalation::review(gate, escalator, &judged).await;
+            let nobody = nobody_asks(call, &mode);
+            let reviewed = escalation::review(gate, escalator, &judged, &nobody).await;
             let (answer, by) = reviewed.clone().answer(None);
             let url = escalator.client.url().to_owned();
             (answer, by, Some((url, reviewed)))
@@ -199,12 +200,7 @@ pub fn settle(gate: &Gate, call: &HookCall, judgement: Judgement) -> Told {
             "acp-gate: a reviewer at the review service {service} denied this ({note})"
         )),
         _ => {
-            let mut why = match (&call.mode, mode_refuses_asks(&mode)) {
-                (Some(name), true) => {
-                    format!("in permission mode `{name}` the agent might not ask anyone")
-                }
-                _ => format!("{} cannot ask anyone here", call.agent.title()),
-            };
+            let mut why = nobody_asks(call, &mode);
             if let Some((_, Reviewed::Open(open))) = &reviewed {
                 why = format!("{why}; {open}");
             }
@@ -216,6 +212,15 @@ pub fn settle(gate: &Gate, call: &HookCall, judgement: Judgement) -> Told {
                 "acp-gate: a person must approve this ({reasons}), and {why}: refused, and escalated{id}"
             ))
         }
+    }
+}
+
+/// Why an ask of `call` is not passed on to the agent's own user: the mode it is in, or an
+/// agent that cannot ask at this event.
+fn nobody_asks(call: &HookCall, mode: &Option<(Judged, Answer, ResolvedBy)>) -> String {
+    match (&call.mode, mode_refuses_asks(mode)) {
+        (Some(name), true) => format!("in permission mode `{name}` the agent might not ask anyone"),
+        _ => format!("{} cannot ask anyone here", call.agent.title()),
     }
 }
 

@@ -38,7 +38,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "audit decided by",
         include_str!("../../migrations/0004_audit_decided_by.sql"),
     ),
+    (
+        5,
+        "session escalations",
+        include_str!("../../migrations/0005_session_escalations.sql"),
+    ),
 ];
+
+/// How many of a session's other escalations an escalation's page lists.
+const SESSION_SHOWN: usize = 50;
 
 /// Which database a URL names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,6 +165,7 @@ impl Escalation {
             machine: "laptop".to_owned(),
             workspace: "/ws".to_owned(),
             agent: "claude".to_owned(),
+            context: Default::default(),
         };
         Escalation {
             id: id.to_owned(),
@@ -593,6 +602,21 @@ impl Db {
         .bind(filter.agent.clone().unwrap_or_default())
         .bind(filter.kind.clone().unwrap_or_default())
         .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(escalation_of).collect()
+    }
+
+    /// The other escalations of `escalation`'s session (the same gate's), newest first.
+    pub async fn session_escalations(&self, escalation: &Escalation) -> Result<Vec<Escalation>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {ESCALATION_COLUMNS} FROM escalations \
+             WHERE token_id = $1 AND session_id = $2 AND id <> $3 \
+             ORDER BY created_ms DESC LIMIT {SESSION_SHOWN}"
+        ))
+        .bind(&escalation.token_id)
+        .bind(&escalation.session_id)
+        .bind(&escalation.id)
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(escalation_of).collect()

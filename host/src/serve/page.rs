@@ -367,6 +367,8 @@ pub enum View<'a> {
     Escalation {
         escalation: &'a Escalation,
         own: bool,
+        /// The other escalations of its session, newest first.
+        session: &'a [Escalation],
     },
 }
 
@@ -389,9 +391,13 @@ impl View<'_> {
             View::Audit { summary, tokens } => {
                 ("audit.html", context! { page => "audit", summary, tokens })
             }
-            View::Escalation { escalation, own } => (
+            View::Escalation {
+                escalation,
+                own,
+                session,
+            } => (
                 "escalation.html",
-                context! { page => "queue", e => escalation, own },
+                context! { page => "queue", e => escalation, own, session },
             ),
         };
         (name, context! { ..me, ..data })
@@ -483,9 +489,14 @@ async fn escalation(
         }
         Err(error) => return Err(failed(&service, Some(&reviewer), error.into())),
     };
+    let session = match service.db.session_escalations(&escalation).await {
+        Ok(session) => session,
+        Err(error) => return Err(failed(&service, Some(&reviewer), error.into())),
+    };
     let view = View::Escalation {
         own: decision::own(&reviewer.token, &escalation),
         escalation: &escalation,
+        session: &session,
     };
     signed_in(&service, &reviewer, view).await
 }
@@ -526,6 +537,7 @@ mod tests {
 
     use super::*;
     use crate::serve::db::{Tally, Verdicts, now};
+    use crate::service::{Circumstances, Git};
 
     fn token(name: &str, role: Role) -> Token {
         Token {
@@ -594,8 +606,23 @@ mod tests {
         hostile.submission.reasons = vec!["it said \u{2066}nothing\u{2069}".to_owned()];
         hostile.submission.developer = "ali\u{200B}ce".to_owned();
         hostile.agent = "\"><img src=x onerror=alert(1)>".to_owned();
+        hostile.submission.context = Circumstances {
+            nobody: Some("Codex cannot ask \u{202E}anyone here".to_owned()),
+            by_default: false,
+            description: Some("Tidy up <b>nothing</b> \u{200B}important".to_owned()),
+            git: Some(Git {
+                branch: "ma\u{200B}in".to_owned(),
+                upstream: Some("origin/main".to_owned()),
+                outgoing: vec!["abc1234 <script>alert(1)</script>".to_owned()],
+                more: true,
+                uncommitted: Some("1 file changed, 2 insertions(+)".to_owned()),
+            }),
+            edits: vec!["src/a.rs: +2 -1".to_owned()],
+        };
+        bare.submission.context.by_default = true;
         let mut long = waiting("esc-long");
         long.subject = format!("echo {}", "A".repeat(5000));
+        long.submission.context.description = Some("B".repeat(3000));
         vec![
             waiting("esc-open"),
             bare,
@@ -723,8 +750,12 @@ mod tests {
             }
         }
         for escalation in &all {
-            for own in [false, true] {
-                let view = View::Escalation { escalation, own };
+            for (own, session) in [(false, &[][..]), (true, &all[..])] {
+                let view = View::Escalation {
+                    escalation,
+                    own,
+                    session,
+                };
                 drawn(&pages, view, &escalation.id);
             }
         }
@@ -733,6 +764,7 @@ mod tests {
             let view = View::Escalation {
                 escalation,
                 own: false,
+                session: &all[..3],
             };
             drawn(&pages, view, id)
         };
@@ -749,6 +781,9 @@ mod tests {
             ("esc-on-its-way", "on its way to the waiting gate"),
             ("esc-late", "Allow proposed by bob: no gate received it"),
             ("esc-late-deny", "Denied by bob: no gate received it"),
+            ("esc-bare", "No handler had an opinion"),
+            ("esc-open", "Other escalations of this session"),
+            ("esc-open", "href=\"/escalations/esc-bare\""),
         ] {
             let page = page_of(id);
             assert!(page.contains(says), "{id}: no {says} in:\n{page}");
@@ -761,6 +796,11 @@ mod tests {
             "holds hidden characters",
             "ali<span class=hidden>⟨U+200B⟩</span>ce",
             "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;",
+            "Codex cannot ask <span class=hidden>⟨U+202E⟩</span>anyone here",
+            "Tidy up &lt;b&gt;nothing&lt;&#x2f;b&gt;",
+            "abc1234 &lt;script&gt;",
+            "src&#x2f;a.rs: +2 -1",
+            "and more",
         ] {
             assert!(page.contains(shown), "no {shown} in:\n{page}");
         }

@@ -4,6 +4,7 @@
 //! (`crate::serve`) reads and writes these same types: the wire format lives here, once.
 //!
 //! - [`escalator`]: a gate's settings for the service (from flags and the org file);
+//! - [`git`]: the workspace's git state an escalation carries, read in bounded time;
 //! - [`client`]: the HTTP client a gate uses (submit, wait, fetch a grant, ship audit);
 //! - [`redact`]: what leaves the machine: file contents as a digest and an excerpt, secrets
 //!   replaced;
@@ -11,6 +12,7 @@
 
 pub mod client;
 pub mod escalator;
+pub mod git;
 pub mod redact;
 pub mod ship;
 
@@ -50,6 +52,56 @@ pub struct Submission {
     pub machine: String,
     pub workspace: String,
     pub agent: String,
+    /// Why it came to a person, and what the gate saw around it (absent from older gates).
+    #[serde(default)]
+    pub context: Circumstances,
+}
+
+/// What a reviewer needs besides the request: why nobody at the gate answered it, the agent's
+/// own words for the call, and the workspace's git state when it was escalated.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Circumstances {
+    /// Why nobody where the agent runs could answer (`Codex cannot ask anyone here`, the mode
+    /// the agent is in, no one at the terminal, the editor did not answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nobody: Option<String>,
+    /// Whether no handler had an opinion and the policy's default asked.
+    #[serde(default)]
+    pub by_default: bool,
+    /// The agent's description of the call (a tool's `description` or `justification`, or its
+    /// title), redacted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The workspace's git state, when it is a repository git could read in time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<Git>,
+    /// What an edit changes, per file: `path: +added -removed lines`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edits: Vec<String>,
+}
+
+/// A workspace's git state at escalation time.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Git {
+    /// The branch checked out, or the commit when none is.
+    pub branch: String,
+    /// The branch it tracks, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<String>,
+    /// The commits a push would send (on no remote branch, or ahead of the upstream), newest
+    /// first, one line each: at most [`Git::MAX_COMMITS`].
+    #[serde(default)]
+    pub outgoing: Vec<String>,
+    /// Whether there were more than those.
+    #[serde(default)]
+    pub more: bool,
+    /// The uncommitted changes, as `git diff --shortstat HEAD` says them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncommitted: Option<String>,
+}
+
+impl Git {
+    pub const MAX_COMMITS: usize = 20;
 }
 
 /// A reviewer's answer.

@@ -134,6 +134,10 @@ pub const RULES: &[(&str, &str)] = &[
         "deny: variables that load code (LD_PRELOAD, BASH_ENV, GIT_SSH_COMMAND, NODE_OPTIONS=--require ..); ask for LD_LIBRARY_PATH and the like",
     ),
     ("rg-pre", "ask: rg --pre runs a program on every file"),
+    (
+        "fetched-code",
+        "ask: npx, uvx, pipx run, pnpm/yarn dlx, uv run --with, go run PKG@V fetch a package the workspace does not pin and run it",
+    ),
     ("system-power", "deny: shutdown, reboot, halt, kill -1"),
     (
         "config-deny",

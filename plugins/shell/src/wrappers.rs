@@ -184,6 +184,96 @@ pub const WRAPPERS: &[Wrapper] = &[
     },
 ];
 
+/// A toolchain's sub-command that runs a command in the workspace's environment (its
+/// virtualenv, its bundle): `bundle exec rspec`, `poetry run pytest`, `uv run pytest`, and
+/// `git bisect run make test`, which runs its command at each step of a bisection.
+pub struct Runner {
+    pub name: &'static str,
+    /// The words naming the sub-command (`exec`; `bisect run`).
+    pub sub: &'static [&'static str],
+    /// The sub-command's options that take a value as the next word (from the manuals).
+    pub valued: &'static [&'static str],
+}
+
+/// The runners looked through: each one's command is judged as a command of its own.
+pub const RUNNERS: &[Runner] = &[
+    Runner {
+        name: "bundle",
+        sub: &["exec"],
+        valued: &["--gemfile"],
+    },
+    Runner {
+        name: "poetry",
+        sub: &["run"],
+        valued: &["-C", "-P", "--directory", "--project"],
+    },
+    Runner {
+        name: "uv",
+        sub: &["run"],
+        valued: &[
+            "--with",
+            "--with-editable",
+            "--with-requirements",
+            "--python",
+            "-p",
+            "--package",
+            "--extra",
+            "--group",
+            "--only-group",
+            "--no-group",
+            "--env-file",
+            "--directory",
+            "--project",
+            "--index",
+            "--default-index",
+            "--index-url",
+            "--extra-index-url",
+            "-i",
+            "--find-links",
+            "-f",
+            "--config-file",
+            "--cache-dir",
+        ],
+    },
+    Runner {
+        name: "pdm",
+        sub: &["run"],
+        valued: &["-p", "--project", "-L", "--lockfile", "--venv"],
+    },
+    Runner {
+        name: "pipenv",
+        sub: &["run"],
+        valued: &["--python"],
+    },
+    Runner {
+        name: "rye",
+        sub: &["run"],
+        valued: &["--pyproject"],
+    },
+    Runner {
+        name: "hatch",
+        sub: &["run"],
+        valued: &["-e", "--env"],
+    },
+    Runner {
+        name: "git",
+        sub: &["bisect", "run"],
+        valued: &[],
+    },
+];
+
+/// The runner that the program `name` (normalised) with the arguments `args` is, if any.
+pub fn runner(name: &str, args: &[Arg]) -> Option<&'static Runner> {
+    RUNNERS.iter().find(|r| {
+        r.name == name
+            && r.sub.len() <= args.len()
+            && r.sub
+                .iter()
+                .zip(args)
+                .all(|(w, a)| !a.dynamic && a.text == *w)
+    })
+}
+
 /// The options of `xargs` that take a value.
 const XARGS_VALUED: &[&str] = &[
     "-a",
@@ -288,6 +378,12 @@ pub(crate) fn plan(inv: Command) -> Plan {
     {
         let start = operand_start(&inv.argv, 1, w.valued) + w.skip;
         return Plan::wrap(inv, start);
+    }
+    if let Some(r) = runner(&inv.name, inv.args()) {
+        let start = operand_start(&inv.argv, 1 + r.sub.len(), r.valued);
+        if start < inv.argv.len() {
+            return Plan::wrap(inv, start);
+        }
     }
     match inv.name.as_str() {
         "su" | "runuser" | "ksu" => su(inv),

@@ -78,7 +78,41 @@ fn percent_decode(text: &str) -> Option<String> {
 }
 
 /// The rules of this family for one command.
+/// A package runner that fetches a package the workspace does not pin and runs it: `npx`,
+/// `npm exec`, `pnpm dlx`, `yarn dlx`, `bunx`, `uvx`, `uv tool run`, `uv run --with`, `pipx
+/// run`, `go run PKG@VERSION`. (A runner of the workspace's own environment, `uv run`, `poetry
+/// run`, `bundle exec`, runs what it declares.)
+fn fetched_code(f: &mut Findings) {
+    let own = f.inv.own_args();
+    let word = |k: usize| own.get(k).map_or("", |a| a.text.as_str());
+    let fetches = match f.inv.name.as_str() {
+        "npx" | "pnpx" | "bunx" | "uvx" => true,
+        "npm" => matches!(word(0), "exec" | "x"),
+        "pnpm" | "yarn" => word(0) == "dlx",
+        "bun" => word(0) == "x",
+        "uv" => {
+            (word(0) == "tool" && word(1) == "run")
+                || (word(0) == "run" && own.iter().any(|a| a.text.starts_with("--with")))
+        }
+        "pipx" => word(0) == "run",
+        "go" => {
+            word(0) == "run"
+                && own[1..]
+                    .iter()
+                    .any(|a| !a.text.starts_with('-') && a.text.contains('@'))
+        }
+        _ => false,
+    };
+    if fetches {
+        f.ask(
+            "fetched-code",
+            "may fetch a package the workspace does not pin, and runs it",
+        );
+    }
+}
+
 pub(crate) fn check(f: &mut Findings, cx: &Context) {
+    fetched_code(f);
     let inv = f.inv;
     let args = inv.args();
     match inv.name.as_str() {

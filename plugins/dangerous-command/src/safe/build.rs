@@ -306,8 +306,8 @@ fn cargo(judge: &mut Judge, args: &[Arg]) -> bool {
     own_safe && judge.items(&parse(after, &[table], Style::Gnu), &tail_program)
 }
 
-/// make targets that build, test or check.
-const MAKE_TARGETS: &[&str] = &[
+/// Targets of a workspace's build file (make, rake, ninja) that build, test or check.
+const BUILD_TARGETS: &[&str] = &[
     "all",
     "build",
     "test",
@@ -328,7 +328,17 @@ const MAKE_TARGETS: &[&str] = &[
     "coverage",
     "compile",
     "install-deps",
+    "spec",
+    "default",
+    "rubocop",
+    "features",
 ];
+
+/// Whether `name` is a target that builds, tests or checks; a namespaced one (`test:unit`,
+/// rake's `spec:models`) by its first part.
+pub(super) fn build_target(name: &str) -> bool {
+    BUILD_TARGETS.contains(&name.split(':').next().unwrap_or(name))
+}
 
 const MAKE: &[Opt] = &[
     ("-j", Optional),
@@ -370,7 +380,7 @@ fn make(judge: &mut Judge, args: &[Arg]) -> bool {
         } => judge.path(a, Name),
         Item::Option { .. } => true,
         // `VAR=value` overrides what the makefile runs (`CC=...`, `SHELL=...`).
-        Item::Operand(a) => !a.dynamic && MAKE_TARGETS.contains(&a.text.as_str()),
+        Item::Operand(a) => !a.dynamic && build_target(&a.text),
         Item::Unknown(_) | Item::Missing(_) => false,
     })
 }
@@ -523,14 +533,6 @@ fn cmake_configure(judge: &mut Judge, args: &[Arg]) -> bool {
     dirs > 0
 }
 
-/// Build tools whose commands are words from a list.
-fn named_tasks(args: &[Arg], tasks: &[&str], flags: &[&str]) -> bool {
-    !args.is_empty()
-        && args.iter().all(|a| {
-            !a.dynamic && (tasks.contains(&a.text.as_str()) || flags.contains(&a.text.as_str()))
-        })
-}
-
 const JVM_TASKS: &[&str] = &[
     "test",
     "build",
@@ -652,18 +654,10 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
         "go" => go(judge, args),
         "mvn" | "gradle" | "gradlew" | "mvnw" => jvm(args),
         "gofmt" => judge.program(args, &GOFMT),
-        "dotnet" | "swift" => named_tasks(args, &["build", "test"], &["--nologo", "-v", "-q"]),
         "cmake" => {
             matches!(args, [v] if v.is("--version"))
-                || matches!(args, [b, dir] if b.is("--build") && judge.path(dir, Name))
+                || super::toolchains::cmake_build(judge, args)
                 || cmake_configure(judge, args)
-        }
-        "ctest" => {
-            named_tasks(
-                args,
-                &[],
-                &["--output-on-failure", "-V", "-VV", "-Q", "--verbose"],
-            ) || args.is_empty()
         }
         _ => return None,
     })

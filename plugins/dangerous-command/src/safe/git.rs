@@ -1010,7 +1010,22 @@ pub(super) fn judge(judge: &mut Judge, name: &str) -> Option<bool> {
         let items = parse(words, &[LISTING], Style::Gnu);
         judge.items(&items, &program)
     };
-    let lists = |w: &[&str]| w.iter().any(|w| matches!(*w, "-l" | "--list"));
+    // `--contains`, `--merged` and their kin imply `--list` (git-branch(1), git-tag(1)); their
+    // commit may be the next word.
+    let lists = |w: &[&str]| {
+        w.iter().any(|w| {
+            let name = w.split('=').next().unwrap_or(w);
+            matches!(
+                name,
+                "-l" | "--list"
+                    | "--contains"
+                    | "--no-contains"
+                    | "--merged"
+                    | "--no-merged"
+                    | "--points-at"
+            )
+        })
+    };
     let listed = match sub {
         "branch" | "tag" => {
             let operands = rest.iter().filter(|a| !a.text.starts_with('-')).count();

@@ -31,6 +31,7 @@ mod python;
 mod scripts;
 mod search;
 mod shell;
+mod toolchains;
 
 use acp_gate_shell::environment::{is_inert, is_shell_variable};
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
@@ -151,7 +152,8 @@ impl Judge<'_, '_, '_> {
                     .or_else(|| git::judge(self, name))
                     .or_else(|| build::judge(self, name, args))
                     .or_else(|| python::judge(self, name, args))
-                    .or_else(|| js::judge(self, name, args));
+                    .or_else(|| js::judge(self, name, args))
+                    .or_else(|| toolchains::judge(self, name, args));
                 match here {
                     Some(ok) => ok && local,
                     None => search::judge(self, name, args)

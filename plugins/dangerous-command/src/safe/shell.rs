@@ -8,6 +8,7 @@ use acp_gate_shell::options::{Style, Value};
 use super::{Judge, Program};
 use Value::*;
 use acp_gate_shell::environment::{is_inert, is_shell_variable};
+use acp_gate_shell::wrappers::runner;
 
 /// Wrappers, by the options of their own that are harmless (from their manuals).
 const WRAPPERS: &[Program] = &[
@@ -148,6 +149,102 @@ const WRAPPERS: &[Program] = &[
     },
 ];
 
+/// Toolchains' sub-commands that run a command in the workspace's environment
+/// ([`acp_gate_shell::wrappers::RUNNERS`]), by the options of theirs that neither fetch code
+/// the workspace does not pin (`uv run --with PKG`, `--index`), nor read a secret
+/// (`--env-file .env`), nor pick another project or interpreter; the sub-command's words lead.
+const RUNNERS: &[Program] = &[
+    Program {
+        names: &["bundle"],
+        options: &[&[("--gemfile", Read), ("--keep-file-descriptors", Flag)]],
+        lead: &[Literal],
+        rest: Flag,
+        style: Style::Gnu,
+    },
+    Program {
+        names: &["poetry"],
+        options: &[&[
+            ("-q", Flag),
+            ("--quiet", Flag),
+            ("-v", Flag),
+            ("-vv", Flag),
+            ("--verbose", Flag),
+            ("-n", Flag),
+            ("--no-interaction", Flag),
+            ("--ansi", Flag),
+            ("--no-ansi", Flag),
+            ("--no-plugins", Flag),
+        ]],
+        lead: &[Literal],
+        rest: Flag,
+        style: Style::Gnu,
+    },
+    Program {
+        names: &["uv"],
+        options: &[&[
+            ("--frozen", Flag),
+            ("--locked", Flag),
+            ("--offline", Flag),
+            ("--no-sync", Flag),
+            ("--exact", Flag),
+            ("--all-extras", Flag),
+            ("--extra", Literal),
+            ("--group", Literal),
+            ("--only-group", Literal),
+            ("--no-group", Literal),
+            ("--dev", Flag),
+            ("--no-dev", Flag),
+            ("--only-dev", Flag),
+            ("--package", Literal),
+            ("--all-packages", Flag),
+            ("--no-project", Flag),
+            ("-q", Flag),
+            ("--quiet", Flag),
+            ("-v", Flag),
+            ("--verbose", Flag),
+            ("--color", Literal),
+            ("--no-progress", Flag),
+        ]],
+        lead: &[Literal],
+        rest: Flag,
+        style: Style::Gnu,
+    },
+    Program {
+        names: &["pdm"],
+        options: &[&[
+            ("-v", Flag),
+            ("--verbose", Flag),
+            ("-q", Flag),
+            ("--quiet", Flag),
+        ]],
+        lead: &[Literal],
+        rest: Flag,
+        style: Style::Gnu,
+    },
+    Program {
+        names: &["pipenv", "rye"],
+        options: &[],
+        lead: &[Literal],
+        rest: Flag,
+        style: Style::Gnu,
+    },
+    Program {
+        names: &["hatch"],
+        options: &[&[("-e", Literal), ("--env", Literal)]],
+        lead: &[Literal],
+        rest: Flag,
+        style: Style::Gnu,
+    },
+    // `git bisect run CMD`: the command is judged as a command; git runs it at each step.
+    Program {
+        names: &["git"],
+        options: &[],
+        lead: &[Literal, Literal],
+        rest: Flag,
+        style: Style::Gnu,
+    },
+];
+
 /// Shells running a script given with `-c`: options that only set shell flags.
 const SHELLS: Program = Program {
     names: &[
@@ -240,8 +337,16 @@ const SET_OPTIONS: &[&str] = &[
     "posix",
 ];
 
-/// A wrapper's own words.
+/// A wrapper's own words. A runner loads the project it runs in (`pyproject.toml`, the
+/// `Gemfile`), so it runs only in the workspace.
 pub(super) fn wrapper(judge: &mut Judge, name: &str, own: &[Arg]) -> bool {
+    if runner(name, own).is_some() {
+        return RUNNERS
+            .iter()
+            .find(|p| p.names.contains(&name))
+            .is_some_and(|p| judge.program(own, p))
+            && judge.runs_in_workspace();
+    }
     WRAPPERS
         .iter()
         .find(|p| p.names.contains(&name))

@@ -1,0 +1,868 @@
+//! The toolchains of other ecosystems, by their sub-commands that build, test, lint or format
+//! the workspace, or print what it is made of (tox, nox, Hatch, Poetry, uv, PDM, Rake, RSpec,
+//! RuboCop, Mix, Zig, Meson, Ninja, CTest, `cmake --build`, .NET, Swift, golangci-lint,
+//! staticcheck; options from each one's `--help` and manual). These run the workspace's own
+//! code and fetch what its manifest or lockfile declares, as `cargo test` does (`uv sync`,
+//! `dotnet restore`, `swift build` do what the build does first). Not listed, so asked:
+//! installing or adding what the workspace does not declare (`poetry add`, `bundle install`,
+//! `mix deps.get`, `uv tool`, `uvx`), options that load code or configuration from elsewhere
+//! (`rspec -r`, `rubocop --require`, `rake -e`, `dotnet -p:Prop=..`, `meson --native-file`,
+//! `-D` settings of a compiler), publishing, and sub-commands that reach a network service.
+
+use acp_gate_shell::Arg;
+use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
+
+use super::build::build_target;
+use super::{Judge, Program};
+use Value::*;
+
+/// What a sub-command's operands are.
+#[derive(Clone, Copy)]
+enum Operands {
+    /// Each is judged as this kind of value (test names, files read or rewritten).
+    Of(Value),
+    /// Targets of the workspace's build file, by name (`rake test`, `ninja all`).
+    Targets,
+}
+
+/// A sub-command (or what the program does alone), with its harmless options.
+struct Sub {
+    names: &'static [&'static str],
+    options: &'static [Opt],
+    rest: Operands,
+}
+
+/// A toolchain: options it takes anywhere, its sub-commands, what it does alone (`tox`,
+/// `rspec`), and whether words after `--` are handed to the workspace's own commands (tox's
+/// and nox's `posargs`; only plain words are, no options).
+struct Toolchain {
+    names: &'static [&'static str],
+    global: &'static [Opt],
+    commands: &'static [Sub],
+    bare: Option<Sub>,
+    tail: bool,
+    style: Style,
+}
+
+const QUIET_LOUD: &[Opt] = &[
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("-v", Flag),
+    ("-vv", Flag),
+    ("--verbose", Flag),
+];
+
+const TOX: &[Opt] = &[
+    ("-e", Literal),
+    ("-m", Literal),
+    ("-f", Literal),
+    ("-p", Optional),
+    ("--parallel", Optional),
+    ("-r", Flag),
+    ("--recreate", Flag),
+    ("--skip-missing-interpreters", Optional),
+    ("--develop", Flag),
+    ("--no-recreate-pkg", Flag),
+    ("--skip-pkg-install", Flag),
+    ("--notest", Flag),
+    ("-c", Read),
+    ("--conf", Read),
+    ("--colored", Literal),
+    ("--parallel-no-spinner", Flag),
+];
+
+const NOX: &[Opt] = &[
+    ("-s", Literal),
+    ("-e", Literal),
+    ("--session", Literal),
+    ("--sessions", Literal),
+    ("-k", Literal),
+    ("-t", Literal),
+    ("--tags", Literal),
+    ("-p", Literal),
+    ("--python", Literal),
+    ("-r", Flag),
+    ("-R", Flag),
+    ("--reuse-existing-virtualenvs", Flag),
+    ("--no-reuse-existing-virtualenvs", Flag),
+    ("--reuse-venv", Literal),
+    ("-l", Flag),
+    ("--list", Flag),
+    ("-x", Flag),
+    ("--stop-on-first-error", Flag),
+    ("--error-on-missing-interpreters", Flag),
+    ("--no-error-on-missing-interpreters", Flag),
+    ("-f", Read),
+    ("--noxfile", Read),
+    ("--non-interactive", Flag),
+    ("--no-color", Flag),
+    ("--force-color", Flag),
+];
+
+const HATCH: &[Opt] = &[
+    ("-a", Flag),
+    ("--all", Flag),
+    ("-p", Flag),
+    ("--parallel", Flag),
+    ("-r", Flag),
+    ("--randomize", Flag),
+    ("-c", Flag),
+    ("--cover", Flag),
+    ("--cover-quiet", Flag),
+    ("-py", Literal),
+    ("--python", Literal),
+    ("-i", Literal),
+    ("--include", Literal),
+    ("-x", Literal),
+    ("--exclude", Literal),
+    ("--show", Flag),
+    ("--retries", Literal),
+    ("-t", Literal),
+    ("--target", Literal),
+    ("--check", Flag),
+    ("--linter", Flag),
+    ("-l", Flag),
+    ("--formatter", Flag),
+];
+
+const POETRY: &[Opt] = &[
+    ("-n", Flag),
+    ("--no-interaction", Flag),
+    ("--ansi", Flag),
+    ("--no-ansi", Flag),
+    ("--no-plugins", Flag),
+    ("--tree", Flag),
+    ("--only", Literal),
+    ("--with", Literal),
+    ("--without", Literal),
+    ("--top-level", Flag),
+    ("-T", Flag),
+    ("--latest", Flag),
+    ("-l", Flag),
+    ("--outdated", Flag),
+    ("-o", Flag),
+    ("--lock", Flag),
+    ("--strict", Flag),
+    ("-f", Literal),
+    ("--format", Literal),
+    ("--output", Write),
+];
+
+const UV: &[Opt] = &[
+    ("--frozen", Flag),
+    ("--locked", Flag),
+    ("--offline", Flag),
+    ("--check", Flag),
+    ("--exact", Flag),
+    ("--inexact", Flag),
+    ("--all-extras", Flag),
+    ("--extra", Literal),
+    ("--group", Literal),
+    ("--only-group", Literal),
+    ("--no-group", Literal),
+    ("--all-groups", Flag),
+    ("--dev", Flag),
+    ("--no-dev", Flag),
+    ("--only-dev", Flag),
+    ("--package", Literal),
+    ("--all-packages", Flag),
+    ("--no-install-project", Flag),
+    ("--color", Literal),
+    ("--no-progress", Flag),
+    ("--depth", Literal),
+    ("-d", Literal),
+    ("--invert", Flag),
+    ("--outdated", Flag),
+    ("--sdist", Flag),
+    ("--wheel", Flag),
+    ("-o", Write),
+    ("--out-dir", Write),
+    ("--dry-run", Flag),
+    // `uv pip list|show|freeze`.
+    ("--format", Literal),
+    ("--files", Flag),
+    ("--exclude-editable", Flag),
+];
+
+const RAKE: &[Opt] = &[
+    ("-T", Optional),
+    ("--tasks", Optional),
+    ("-D", Optional),
+    ("--describe", Optional),
+    ("-W", Optional),
+    ("--where", Optional),
+    ("-P", Flag),
+    ("--prereqs", Flag),
+    ("-A", Flag),
+    ("--all", Flag),
+    ("-t", Flag),
+    ("--trace", Flag),
+    ("-n", Flag),
+    ("--dry-run", Flag),
+    ("-m", Flag),
+    ("--multitask", Flag),
+    ("-j", Optional),
+    ("--jobs", Optional),
+    ("-s", Flag),
+    ("--silent", Flag),
+    ("-f", Read),
+    ("--rakefile", Read),
+];
+
+const RSPEC: &[Opt] = &[
+    ("-f", Literal),
+    ("--format", Literal),
+    ("-o", Write),
+    ("--out", Write),
+    ("-t", Literal),
+    ("--tag", Literal),
+    ("-e", Literal),
+    ("--example", Literal),
+    ("-E", Literal),
+    ("--example-matches", Literal),
+    ("--fail-fast", Optional),
+    ("--only-failures", Flag),
+    ("-n", Flag),
+    ("--next-failure", Flag),
+    ("--order", Literal),
+    ("--seed", Literal),
+    ("--bisect", Optional),
+    ("-b", Flag),
+    ("--backtrace", Flag),
+    ("-c", Flag),
+    ("--color", Flag),
+    ("--no-color", Flag),
+    ("--force-color", Flag),
+    ("-p", Optional),
+    ("--profile", Optional),
+    ("--dry-run", Flag),
+    ("-w", Flag),
+    ("--warnings", Flag),
+    ("-P", Literal),
+    ("--pattern", Literal),
+    ("--exclude-pattern", Literal),
+    ("--default-path", Name),
+    ("-O", Read),
+    ("--options", Read),
+];
+
+const RUBOCOP: &[Opt] = &[
+    ("-a", InPlace),
+    ("--autocorrect", InPlace),
+    ("-A", InPlace),
+    ("--autocorrect-all", InPlace),
+    ("-x", InPlace),
+    ("--fix-layout", InPlace),
+    ("-f", Literal),
+    ("--format", Literal),
+    ("-o", Write),
+    ("--out", Write),
+    ("--only", Literal),
+    ("--except", Literal),
+    ("-c", Read),
+    ("--config", Read),
+    ("-D", Flag),
+    ("--display-cop-names", Flag),
+    ("-E", Flag),
+    ("--extra-details", Flag),
+    ("-S", Flag),
+    ("--display-style-guide", Flag),
+    ("-P", Flag),
+    ("--parallel", Flag),
+    ("--no-parallel", Flag),
+    ("--fail-level", Literal),
+    ("-F", Flag),
+    ("--fail-fast", Flag),
+    ("-l", Flag),
+    ("--lint", Flag),
+    ("-L", Flag),
+    ("--list-target-files", Flag),
+    ("--force-exclusion", Flag),
+    ("--display-only-failed", Flag),
+    ("--cache", Literal),
+    ("--no-color", Flag),
+];
+
+const MIX_TEST: &[Opt] = &[
+    ("--cover", Flag),
+    ("--failed", Flag),
+    ("--stale", Flag),
+    ("--trace", Flag),
+    ("--seed", Literal),
+    ("--only", Literal),
+    ("--exclude", Literal),
+    ("--include", Literal),
+    ("--max-failures", Literal),
+    ("--max-cases", Literal),
+    ("--slowest", Literal),
+    ("--partitions", Literal),
+    ("--warnings-as-errors", Flag),
+    ("--all-warnings", Flag),
+    ("--force", Flag),
+    ("--color", Flag),
+    ("--no-color", Flag),
+    ("--check-formatted", Flag),
+    ("--dry-run", Flag),
+    ("--no-deps-check", Flag),
+    ("--no-compile", Flag),
+    ("--strict", Flag),
+    ("--format", Literal),
+];
+
+const ZIG: &[Opt] = &[
+    ("-D", Literal),
+    ("--release", Optional),
+    ("--summary", Literal),
+    ("-j", Literal),
+    ("--color", Literal),
+    ("--verbose", Flag),
+    ("-freference-trace", Optional),
+    ("--check", Flag),
+    ("--ast-check", Flag),
+    ("--exclude", Literal),
+    ("--test-filter", Literal),
+    ("-O", Literal),
+    ("--prefix", Write),
+    ("-p", Write),
+];
+
+const MESON: &[Opt] = &[
+    ("-C", Name),
+    ("-j", Literal),
+    ("--jobs", Literal),
+    ("--clean", Flag),
+    ("--buildtype", Literal),
+    ("--reconfigure", Flag),
+    ("--wipe", Flag),
+    ("--werror", Flag),
+    ("--suite", Literal),
+    ("--no-suite", Literal),
+    ("--print-errorlogs", Flag),
+    ("--num-processes", Literal),
+    ("--no-rebuild", Flag),
+    ("--list", Flag),
+    ("--repeat", Literal),
+    ("--timeout-multiplier", Literal),
+];
+
+const NINJA: &[Opt] = &[
+    ("-C", Name),
+    ("-j", Literal),
+    ("-k", Literal),
+    ("-l", Literal),
+    ("-n", Flag),
+    ("-v", Flag),
+    ("--verbose", Flag),
+    ("--quiet", Flag),
+];
+
+const CTEST: &[Opt] = &[
+    ("--test-dir", Name),
+    ("--output-on-failure", Flag),
+    ("-V", Flag),
+    ("-VV", Flag),
+    ("--verbose", Flag),
+    ("--extra-verbose", Flag),
+    ("-Q", Flag),
+    ("--quiet", Flag),
+    ("-j", Literal),
+    ("--parallel", Literal),
+    ("-R", Literal),
+    ("--tests-regex", Literal),
+    ("-E", Literal),
+    ("--exclude-regex", Literal),
+    ("-L", Literal),
+    ("--label-regex", Literal),
+    ("-LE", Literal),
+    ("--label-exclude", Literal),
+    ("-C", Literal),
+    ("--build-config", Literal),
+    ("--rerun-failed", Flag),
+    ("--stop-on-failure", Flag),
+    ("--timeout", Literal),
+    ("--repeat", Literal),
+    ("--repeat-until-fail", Literal),
+    ("-N", Flag),
+    ("--show-only", Optional),
+    ("--schedule-random", Flag),
+    ("--no-tests", Optional),
+    ("--progress", Flag),
+    ("--output-junit", Write),
+    ("-O", Write),
+    ("--output-log", Write),
+];
+
+const CMAKE_BUILD: &[Opt] = &[
+    ("--build", Name),
+    ("-j", Literal),
+    ("--parallel", Literal),
+    ("-t", Literal),
+    ("--target", Literal),
+    ("--config", Literal),
+    ("--clean-first", Flag),
+    ("-v", Flag),
+    ("--verbose", Flag),
+];
+
+const DOTNET: &[Opt] = &[
+    ("--nologo", Flag),
+    ("-c", Literal),
+    ("--configuration", Literal),
+    ("-f", Literal),
+    ("--framework", Literal),
+    ("-r", Literal),
+    ("--runtime", Literal),
+    ("-a", Literal),
+    ("--arch", Literal),
+    ("--os", Literal),
+    ("-v", Literal),
+    ("--verbosity", Literal),
+    ("--no-restore", Flag),
+    ("--no-build", Flag),
+    ("--no-dependencies", Flag),
+    ("--no-incremental", Flag),
+    ("--filter", Literal),
+    ("--blame", Flag),
+    ("--blame-hang", Flag),
+    ("--collect", Literal),
+    ("--list-tests", Flag),
+    ("-t", Flag),
+    ("-o", Write),
+    ("--output", Write),
+    ("--results-directory", Write),
+    ("--verify-no-changes", Flag),
+    ("--severity", Literal),
+    ("--include", Literal),
+    ("--exclude", Literal),
+    ("--locked-mode", Flag),
+    ("--tl", Optional),
+    ("--include-transitive", Flag),
+    ("--outdated", Flag),
+    ("--vulnerable", Flag),
+];
+
+const SWIFT: &[Opt] = &[
+    ("-c", Literal),
+    ("--configuration", Literal),
+    ("--filter", Literal),
+    ("--skip", Literal),
+    ("--parallel", Flag),
+    ("--no-parallel", Flag),
+    ("-v", Flag),
+    ("--verbose", Flag),
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("--product", Literal),
+    ("--target", Literal),
+    ("-j", Literal),
+    ("--jobs", Literal),
+    ("--enable-code-coverage", Flag),
+    ("--skip-build", Flag),
+    ("--build-tests", Flag),
+    ("--build-path", Write),
+    ("--scratch-path", Write),
+];
+
+const GOLANGCI: &[Opt] = &[
+    ("-c", Read),
+    ("--config", Read),
+    ("--fix", Flag),
+    ("--timeout", Literal),
+    ("-E", Literal),
+    ("--enable", Literal),
+    ("-D", Literal),
+    ("--disable", Literal),
+    ("--enable-only", Literal),
+    ("--fast", Flag),
+    ("--fast-only", Flag),
+    ("-n", Flag),
+    ("--new", Flag),
+    ("--new-from-rev", Literal),
+    ("--whole-files", Flag),
+    ("-j", Literal),
+    ("--concurrency", Literal),
+    ("--build-tags", Literal),
+    ("--tests", Optional),
+    ("--max-issues-per-linter", Literal),
+    ("--max-same-issues", Literal),
+    ("--issues-exit-code", Literal),
+    ("--show-stats", Optional),
+    ("--allow-parallel-runners", Flag),
+    ("--color", Literal),
+    ("-d", Flag),
+    ("--diff", Flag),
+];
+
+const STATICCHECK: &[Opt] = &[
+    ("-checks", Literal),
+    ("-f", Literal),
+    ("-tags", Literal),
+    ("-go", Literal),
+    ("-tests", Optional),
+    ("-fail", Literal),
+    ("-show-ignored", Flag),
+];
+
+const TOOLCHAINS: &[Toolchain] = &[
+    Toolchain {
+        names: &["tox"],
+        global: QUIET_LOUD,
+        commands: &[
+            Sub {
+                names: &["run", "r", "run-parallel", "p"],
+                options: TOX,
+                rest: Operands::Of(Flag),
+            },
+            Sub {
+                names: &["list", "l"],
+                options: &[("-d", Flag), ("--no-desc", Flag)],
+                rest: Operands::Of(Flag),
+            },
+        ],
+        bare: Some(Sub {
+            names: &[],
+            options: TOX,
+            rest: Operands::Of(Flag),
+        }),
+        tail: true,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["nox"],
+        global: QUIET_LOUD,
+        commands: &[],
+        bare: Some(Sub {
+            names: &[],
+            options: NOX,
+            rest: Operands::Of(Literal),
+        }),
+        tail: true,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["hatch"],
+        global: QUIET_LOUD,
+        commands: &[Sub {
+            names: &["test", "build", "fmt"],
+            options: HATCH,
+            rest: Operands::Of(Read),
+        }],
+        bare: None,
+        tail: true,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["poetry"],
+        global: QUIET_LOUD,
+        commands: &[Sub {
+            names: &["build", "check", "show"],
+            options: POETRY,
+            rest: Operands::Of(Literal),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["uv"],
+        global: QUIET_LOUD,
+        commands: &[
+            // `uv run` syncs the environment as `uv sync` does, and locks as `uv lock` does.
+            Sub {
+                names: &["sync", "lock", "build", "tree"],
+                options: UV,
+                rest: Operands::Of(Flag),
+            },
+            Sub {
+                names: &["pip"],
+                options: UV,
+                rest: Operands::Targets,
+            },
+        ],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["pdm"],
+        global: QUIET_LOUD,
+        commands: &[Sub {
+            names: &["build", "list"],
+            options: &[("--no-sdist", Flag), ("--no-wheel", Flag), ("--tree", Flag)],
+            rest: Operands::Of(Flag),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["rake"],
+        global: QUIET_LOUD,
+        commands: &[],
+        bare: Some(Sub {
+            names: &[],
+            options: RAKE,
+            rest: Operands::Targets,
+        }),
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["rspec"],
+        global: &[],
+        commands: &[],
+        bare: Some(Sub {
+            names: &[],
+            options: RSPEC,
+            rest: Operands::Of(Read),
+        }),
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["rubocop"],
+        global: &[],
+        commands: &[],
+        bare: Some(Sub {
+            names: &[],
+            options: RUBOCOP,
+            rest: Operands::Of(Read),
+        }),
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["mix"],
+        global: &[],
+        commands: &[
+            Sub {
+                names: &["test", "compile", "credo", "dialyzer", "docs", "deps.tree"],
+                options: MIX_TEST,
+                rest: Operands::Of(Read),
+            },
+            // `mix format FILES` rewrites them.
+            Sub {
+                names: &["format"],
+                options: MIX_TEST,
+                rest: Operands::Of(Write),
+            },
+        ],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["zig"],
+        global: &[],
+        commands: &[
+            // The steps of the workspace's `build.zig`: `test`, `run`, `install` (into its
+            // `zig-out`).
+            Sub {
+                names: &["build"],
+                options: ZIG,
+                rest: Operands::Of(Literal),
+            },
+            Sub {
+                names: &["test"],
+                options: ZIG,
+                rest: Operands::Of(Read),
+            },
+            Sub {
+                names: &["fmt"],
+                options: ZIG,
+                rest: Operands::Of(Write),
+            },
+        ],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["meson"],
+        global: &[],
+        commands: &[Sub {
+            // `meson setup BUILDDIR [SOURCEDIR]`: directories the build is made in.
+            names: &["setup", "compile", "test"],
+            options: MESON,
+            rest: Operands::Of(Name),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["ninja"],
+        global: &[],
+        commands: &[],
+        bare: Some(Sub {
+            names: &[],
+            options: NINJA,
+            rest: Operands::Targets,
+        }),
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["ctest"],
+        global: &[],
+        commands: &[],
+        bare: Some(Sub {
+            names: &[],
+            options: CTEST,
+            rest: Operands::Of(Flag),
+        }),
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["dotnet"],
+        global: &[],
+        commands: &[Sub {
+            // `restore` is what `build` does first.
+            names: &["build", "test", "format", "restore", "clean", "list"],
+            options: DOTNET,
+            rest: Operands::Of(Read),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["swift"],
+        global: &[],
+        commands: &[Sub {
+            names: &["build", "test"],
+            options: SWIFT,
+            rest: Operands::Of(Flag),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["golangci-lint"],
+        global: &[("-v", Flag), ("--verbose", Flag)],
+        commands: &[
+            Sub {
+                names: &["run", "linters"],
+                options: GOLANGCI,
+                rest: Operands::Of(Read),
+            },
+            Sub {
+                names: &["fmt"],
+                options: GOLANGCI,
+                rest: Operands::Of(Write),
+            },
+        ],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["staticcheck"],
+        global: &[],
+        commands: &[],
+        bare: Some(Sub {
+            names: &[],
+            options: STATICCHECK,
+            rest: Operands::Of(Read),
+        }),
+        tail: false,
+        style: Style::Single,
+    },
+];
+
+/// `uv pip list|show|freeze`: reading what is installed.
+fn uv_pip(words: &[&Arg]) -> bool {
+    match words {
+        [first, rest @ ..] => {
+            ["list", "show", "freeze"].iter().any(|w| first.is(w))
+                && rest.iter().all(|a| !a.dynamic)
+        }
+        [] => false,
+    }
+}
+
+fn toolchain(judge: &mut Judge, t: &Toolchain, args: &[Arg]) -> bool {
+    let (before, after) = match args.iter().position(|a| a.is("--")) {
+        Some(d) => (&args[..d], &args[d + 1..]),
+        None => (args, &[][..]),
+    };
+    // The sub-command is the first operand after options of the program's own.
+    let head = parse(before, &[t.global], Style::Posix);
+    let named = head.iter().find_map(|i| match i {
+        Item::Operand(a) if !a.dynamic => t
+            .commands
+            .iter()
+            .find(|s| s.names.contains(&a.text.as_str()))
+            .map(|s| (s, *a)),
+        _ => None,
+    });
+    let (sub, words) = match named {
+        Some((sub, word)) => {
+            let at = before
+                .iter()
+                .position(|a| std::ptr::eq(a, word))
+                .map_or(before.len(), |p| p + 1);
+            let leading = &before[..at - 1];
+            let all_global = parse(leading, &[t.global], t.style)
+                .iter()
+                .all(|i| matches!(i, Item::Option { .. }));
+            if !all_global {
+                return false;
+            }
+            (sub, &before[at..])
+        }
+        None => match &t.bare {
+            Some(bare) => (bare, before),
+            None => return false,
+        },
+    };
+    let rest = match sub.rest {
+        Operands::Of(v) => v,
+        Operands::Targets => Literal,
+    };
+    let program = Program {
+        names: &[],
+        options: &[],
+        lead: &[],
+        rest,
+        style: t.style,
+    };
+    let items = parse(words, &[t.global, sub.options], t.style);
+    let operands: Vec<&Arg> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Operand(a) => Some(*a),
+            _ => None,
+        })
+        .collect();
+    let targets = match sub.rest {
+        Operands::Targets if sub.names.contains(&"pip") => uv_pip(&operands),
+        Operands::Targets => operands.iter().all(|a| !a.dynamic && build_target(&a.text)),
+        Operands::Of(_) => true,
+    };
+    // Words handed to the workspace's own commands (`tox -- tests/unit`): plain words only.
+    let tail = after.is_empty()
+        || (t.tail && after.iter().all(|a| !a.dynamic && !a.text.starts_with('-')));
+    targets && tail && judge.items(&items, &program)
+}
+
+/// `cmake --build DIR`: the build a configured directory describes, with options that choose
+/// targets, jobs and configurations.
+pub(super) fn cmake_build(judge: &mut Judge, args: &[Arg]) -> bool {
+    let program = Program {
+        names: &[],
+        options: &[CMAKE_BUILD],
+        lead: &[],
+        rest: Flag,
+        style: Style::Gnu,
+    };
+    args.first().is_some_and(|a| a.is("--build")) && judge.program(args, &program)
+}
+
+/// The toolchains of this module; `None` for another program.
+pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
+    let t = TOOLCHAINS.iter().find(|t| t.names.contains(&name))?;
+    Some(toolchain(judge, t, args))
+}

@@ -485,7 +485,7 @@ fn go(judge: &mut Judge, args: &[Arg]) -> bool {
 /// `cmake -S SRC -B BUILD`, `cmake ..`: configuring a build of the workspace runs its
 /// `CMakeLists.txt`, the project's code, as a build does. Cache entries only from a list that
 /// names no program (`CMAKE_C_COMPILER`, `CMAKE_*_LAUNCHER` and toolchain files run one).
-fn cmake_configure(judge: &mut Judge, args: &[Arg]) -> bool {
+pub(super) fn cmake_configure(judge: &mut Judge, args: &[Arg]) -> bool {
     const ENTRIES: &[&str] = &[
         "CMAKE_BUILD_TYPE",
         "CMAKE_EXPORT_COMPILE_COMMANDS",
@@ -654,11 +654,6 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
         "go" => go(judge, args),
         "mvn" | "gradle" | "gradlew" | "mvnw" => jvm(args),
         "gofmt" => judge.program(args, &GOFMT),
-        "cmake" => {
-            matches!(args, [v] if v.is("--version"))
-                || super::toolchains::cmake_build(judge, args)
-                || cmake_configure(judge, args)
-        }
         _ => return None,
     })
 }

@@ -12,7 +12,7 @@
 use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 
-use super::build::build_target;
+use super::build::{build_target, cmake_configure};
 use super::{Judge, Program};
 use Value::*;
 
@@ -850,7 +850,7 @@ fn toolchain(judge: &mut Judge, t: &Toolchain, args: &[Arg]) -> bool {
 
 /// `cmake --build DIR`: the build a configured directory describes, with options that choose
 /// targets, jobs and configurations.
-pub(super) fn cmake_build(judge: &mut Judge, args: &[Arg]) -> bool {
+fn cmake_build(judge: &mut Judge, args: &[Arg]) -> bool {
     let program = Program {
         names: &[],
         options: &[CMAKE_BUILD],
@@ -861,8 +861,16 @@ pub(super) fn cmake_build(judge: &mut Judge, args: &[Arg]) -> bool {
     args.first().is_some_and(|a| a.is("--build")) && judge.program(args, &program)
 }
 
-/// The toolchains of this module; `None` for another program.
+/// The toolchains of this module (and CMake, whose configuring is `build`'s); `None` for another
+/// program.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
+    if name == "cmake" {
+        return Some(
+            matches!(args, [v] if v.is("--version"))
+                || cmake_build(judge, args)
+                || cmake_configure(judge, args),
+        );
+    }
     let t = TOOLCHAINS.iter().find(|t| t.names.contains(&name))?;
     Some(toolchain(judge, t, args))
 }

@@ -331,16 +331,46 @@ pub fn prefix_matches(prefix: &[Token], words: &[Word], generous: bool) -> bool 
                 false => token.alternatives().contains(&word.text),
             });
     let optional = |w: &Word| w.dynamic || w.text.starts_with(['-', '+']) || w.text.contains('=');
+    let cli = subcommand::cli(&name);
     if as_written || !words.iter().any(optional) {
-        return as_written;
+        return as_written && (generous || plain_tail(cli, &words[tokens.len()..]));
     }
     Reader {
         tokens,
         words,
-        cli: subcommand::cli(&name),
+        cli,
         generous,
     }
     .matches()
+}
+
+/// Whether the words after an allow rule's prefix leave the command what the rule saw: where
+/// the program's global options may stand anywhere, none of them points it at other
+/// configuration or code or its credentials at another server (`kubectl get pods
+/// --server=https://x`), and no word only known at run time may be one. After `--`, the
+/// words are operands.
+fn plain_tail(cli: Option<&Cli>, tail: &[Word]) -> bool {
+    let Some(cli) = cli.filter(|cli| cli.placement == Placement::Anywhere) else {
+        return true;
+    };
+    for word in tail {
+        if word.dynamic {
+            // `pod-$N` is no option; `$FLAGS`, `"$X"` may be one.
+            if !word
+                .text
+                .starts_with(|c: char| c.is_alphanumeric() || "/._".contains(c))
+            {
+                return false;
+            }
+            continue;
+        }
+        match cli.read(&word.text, false) {
+            Reading::EndOfOptions => break,
+            Reading::Global { loads: true, .. } => return false,
+            _ => {}
+        }
+    }
+    true
 }
 
 /// The search for `tokens` in `words` (see [`prefix_matches`]).
@@ -367,7 +397,10 @@ impl Reader<'_> {
                 continue;
             }
             if token == self.tokens.len() {
-                return true;
+                if self.generous || ended || plain_tail(self.cli, &self.words[word..]) {
+                    return true;
+                }
+                continue;
             }
             self.next(at, &mut todo);
         }

@@ -68,6 +68,7 @@ fn kubernetes_and_container_clis() {
         Cli {
             prefix: json!(["kubectl", "delete"]),
             both: &[
+                "kubectl delete pod x -- --server=https://x.example",
                 "kubectl delete pod x",
                 "kubectl -n prod delete pod x",
                 "kubectl -nprod delete pod x",
@@ -75,12 +76,18 @@ fn kubernetes_and_container_clis() {
                 "kubectl --namespace=prod delete pod x",
                 "kubectl --context x delete pod",
                 "kubectl --context=x -n y delete pod",
-                "kubectl --insecure-skip-tls-verify delete pod x",
-                "kubectl --insecure-skip-tls-verify=true delete pod x",
                 "kubectl -v 6 --request-timeout=5s delete pod",
                 "/usr/local/bin/kubectl -n prod delete pod x",
             ],
             deny_only: &[
+                "kubectl --server https://x.example delete pod x",
+                "kubectl delete pod x --kubeconfig ./k",
+                "kubectl delete pod \"$POD\"",
+                "kubectl -s https://x.example delete pod x",
+                "kubectl delete pod x --server=https://x.example",
+                "kubectl --tls-server-name x delete pod x",
+                "kubectl --insecure-skip-tls-verify delete pod x",
+                "kubectl --insecure-skip-tls-verify=true delete pod x",
                 "kubectl --kubeconfig ./k delete pod x",
                 "kubectl --kubeconfig=./k -n prod delete pod",
                 "kubectl --bogus delete pod",
@@ -116,6 +123,8 @@ fn kubernetes_and_container_clis() {
                 "helm --debug uninstall r",
             ],
             deny_only: &[
+                "helm --kube-apiserver https://x.example uninstall r",
+                "helm uninstall r --kube-insecure-skip-tls-verify",
                 "helm --kubeconfig k uninstall r",
                 "helm --bogus uninstall r",
             ],
@@ -124,15 +133,15 @@ fn kubernetes_and_container_clis() {
         Cli {
             prefix: json!(["docker", "run"]),
             both: &[
-                "docker -H tcp://h:2375 run alpine",
-                "docker -Htcp://h run alpine",
-                "docker --host=tcp://h run alpine",
                 "docker --context y run alpine",
                 "docker -c y run alpine",
-                "docker -H x --context y run alpine",
                 "docker -D -l debug run alpine",
             ],
             deny_only: &[
+                "docker -H tcp://h:2375 run alpine",
+                "docker -Htcp://h run alpine",
+                "docker --host=tcp://h run alpine",
+                "docker -H x --context y run alpine",
                 "docker --config /tmp/d run alpine",
                 "docker --tlscert=c.pem run alpine",
                 "docker --bogus run alpine",
@@ -146,7 +155,12 @@ fn kubernetes_and_container_clis() {
                 "podman -c conn run x",
                 "podman --remote run x",
             ],
-            deny_only: &["podman --root /x run x", "podman --bogus run x"],
+            deny_only: &[
+                "podman --root /x run x",
+                "podman --bogus run x",
+                "podman --url tcp://x.example:8080 run alpine",
+                "podman run --url=tcp://x.example alpine",
+            ],
             neither: &["podman ps"],
         },
     ]);
@@ -182,9 +196,10 @@ fn infrastructure_and_cloud_clis() {
                 "aws --profile p --region r s3 rm s3://b/k",
                 "aws s3 --profile p rm s3://b/k",
                 "aws --output=json s3 rm s3://b/k",
-                "aws --endpoint-url http://localhost:4566 s3 rm s3://b/k",
             ],
             deny_only: &[
+                "aws s3 rm s3://b/k --no-verify-ssl",
+                "aws --endpoint-url http://localhost:4566 s3 rm s3://b/k",
                 "aws --ca-bundle c.pem s3 rm s3://b/k",
                 "aws --bogus s3 rm s3://b/k",
             ],
@@ -306,6 +321,8 @@ fn language_tools_and_git() {
                 "pip --timeout 30 install x",
             ],
             deny_only: &[
+                "pip install --proxy http://x.example:3128 requests",
+                "pip --trusted-host x.example install requests",
                 "pip --python /usr/bin/python3 install x",
                 "pip --bogus install x",
             ],

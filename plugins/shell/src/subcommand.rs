@@ -7,9 +7,12 @@
 //! Each option is either inert (it changes what is printed, or which of the user's configured
 //! targets is used: `-n prod`, `--profile p`) or loading: it points the program at other
 //! configuration or code (a config file or setting, another directory, another interpreter:
-//! `git -c`, `--kubeconfig`, `-chdir`, `make -f`). A reading that must not be looser than the
-//! rule (an allow) reads past inert options only; one that fails toward strictness (a deny)
-//! reads past both, and past options no table lists, which may or may not take a value.
+//! `git -c`, `--kubeconfig`, `-chdir`, `make -f`), or sends the credentials the user configured
+//! for a target to a server the command line names, or without checking whom they reach
+//! (`kubectl --server`, `aws --endpoint-url`, `docker -H`, `--insecure-skip-tls-verify`). A
+//! reading that must not be looser than the rule (an allow) reads past inert options only; one
+//! that fails toward strictness (a deny) reads past both, and past options no table lists,
+//! which may or may not take a value.
 
 use crate::arg::Arg;
 use crate::options::{Item, Opt, Style, Value, parse};
@@ -25,7 +28,8 @@ pub struct Cli {
     pub placement: Placement,
     /// Global options that change only the output or which configured target is used.
     pub inert: &'static [Opt],
-    /// Global options that point the program at other configuration or code.
+    /// Global options that point the program at other configuration or code, or its
+    /// configured credentials at a server named on the command line (or at any server).
     pub loading: &'static [Opt],
     /// Words of the form `NAME=value` are settings (`make CC=x all`): loading.
     pub settings: bool,
@@ -191,16 +195,12 @@ pub const CLIS: &[Cli] = &[
             ("--cluster", Literal),
             ("--context", Literal),
             ("--disable-compression", Optional),
-            ("--insecure-skip-tls-verify", Optional),
             ("--match-server-version", Optional),
             ("-n", Literal),
             ("--namespace", Literal),
             ("--password", Literal),
             ("--profile", Literal),
             ("--request-timeout", Literal),
-            ("-s", Literal),
-            ("--server", Literal),
-            ("--tls-server-name", Literal),
             ("--token", Literal),
             ("--user", Literal),
             ("--username", Literal),
@@ -213,6 +213,11 @@ pub const CLIS: &[Cli] = &[
             ("--help", Flag),
         ],
         loading: &[
+            // the configured credentials sent to a server named here, or unchecked
+            ("-s", Literal),
+            ("--server", Literal),
+            ("--insecure-skip-tls-verify", Optional),
+            ("--tls-server-name", Literal),
             ("--kubeconfig", Read),
             ("--kuberc", Read),
             ("--cache-dir", Name),
@@ -234,12 +239,9 @@ pub const CLIS: &[Cli] = &[
             ("--color", Literal),
             ("--colour", Literal),
             ("--debug", Optional),
-            ("--kube-apiserver", Literal),
             ("--kube-as-group", Literal),
             ("--kube-as-user", Literal),
             ("--kube-context", Literal),
-            ("--kube-insecure-skip-tls-verify", Optional),
-            ("--kube-tls-server-name", Literal),
             ("--kube-token", Literal),
             ("-n", Literal),
             ("--namespace", Literal),
@@ -248,6 +250,10 @@ pub const CLIS: &[Cli] = &[
             ("--help", Flag),
         ],
         loading: &[
+            // the configured credentials sent to a server named here, or unchecked
+            ("--kube-apiserver", Literal),
+            ("--kube-insecure-skip-tls-verify", Optional),
+            ("--kube-tls-server-name", Literal),
             ("--kubeconfig", Read),
             ("--kube-ca-file", Read),
             ("--registry-config", Read),
@@ -268,8 +274,6 @@ pub const CLIS: &[Cli] = &[
             ("--context", Literal),
             ("-D", Flag),
             ("--debug", Optional),
-            ("-H", Literal),
-            ("--host", Literal),
             ("-l", Literal),
             ("--log-level", Literal),
             ("--tls", Optional),
@@ -279,6 +283,9 @@ pub const CLIS: &[Cli] = &[
             ("--help", Flag),
         ],
         loading: &[
+            // the configured credentials sent to a server named here, or unchecked
+            ("-H", Literal),
+            ("--host", Literal),
             ("--config", Name),
             ("--tlscacert", Read),
             ("--tlscert", Read),
@@ -334,13 +341,14 @@ pub const CLIS: &[Cli] = &[
             ("--storage-opt", Literal),
             ("--syslog", Optional),
             ("--transient-store", Optional),
-            ("--url", Literal),
             ("-v", Flag),
             ("--version", Flag),
             ("-h", Flag),
             ("--help", Flag),
         ],
         loading: &[
+            // the configured credentials sent to a server named here, or unchecked
+            ("--url", Literal),
             ("--config", Name),
             ("--conmon", Read),
             ("--hooks-dir", Name),
@@ -576,12 +584,10 @@ pub const CLIS: &[Cli] = &[
             ("--quiet", Flag),
             ("--no-input", Flag),
             ("--keyring-provider", Literal),
-            ("--proxy", Literal),
             ("--retries", Literal),
             ("--resume-retries", Literal),
             ("--timeout", Literal),
             ("--exists-action", Literal),
-            ("--trusted-host", Literal),
             ("--no-cache-dir", Flag),
             ("--disable-pip-version-check", Flag),
             ("--no-color", Flag),
@@ -592,6 +598,9 @@ pub const CLIS: &[Cli] = &[
             ("--help", Flag),
         ],
         loading: &[
+            // the configured credentials sent to a server named here, or unchecked
+            ("--proxy", Literal),
+            ("--trusted-host", Literal),
             ("--python", Read),
             ("--log", Write),
             ("--cert", Read),
@@ -649,8 +658,6 @@ pub const CLIS: &[Cli] = &[
         placement: Placement::Anywhere,
         inert: &[
             ("--debug", Flag),
-            ("--endpoint-url", Literal),
-            ("--no-verify-ssl", Flag),
             ("--no-paginate", Flag),
             ("--output", Literal),
             ("--query", Literal),
@@ -666,7 +673,12 @@ pub const CLIS: &[Cli] = &[
             ("--cli-auto-prompt", Flag),
             ("--no-cli-auto-prompt", Flag),
         ],
-        loading: &[("--ca-bundle", Read)],
+        loading: &[
+            // the configured credentials sent to a server named here, or unchecked
+            ("--endpoint-url", Literal),
+            ("--no-verify-ssl", Flag),
+            ("--ca-bundle", Read),
+        ],
         settings: false,
         toolchain: false,
     },
@@ -901,9 +913,18 @@ mod tests {
             ]
         );
         assert_eq!(
-            read("docker", "-H --tlscert"),
-            [global(2, false), global(2, true)]
+            read("docker", "-l -H --tlscert"),
+            [global(2, false), global(2, true), global(2, true)]
         );
+        // The configured credentials sent to a server the command names.
+        assert_eq!(
+            read(
+                "kubectl",
+                "-n --server=https://x --insecure-skip-tls-verify=true"
+            ),
+            [global(2, false), global(1, true), global(1, true)]
+        );
+        assert_eq!(read("aws", "--endpoint-url"), [global(2, true)]);
     }
 
     #[test]

@@ -1239,7 +1239,9 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
             matches!(i, Item::Option { name, .. }
                 if matches!(*name, "-N" | "--new-file" | "--unidirectional-new-file"))
         });
+    judge.digests_only = CHECKSUMS.contains(&name);
     let safe = judge.items(&items, program);
     judge.filtered_trees = false;
+    judge.digests_only = false;
     Some(safe && (!matches!(name, "jq" | "yq") || query_is_read(&items)))
 }

@@ -196,9 +196,10 @@ pub fn read_target(f: &mut Findings, cx: &Context, target: &Arg) {
     f.push_about(Level::Deny, rule, reason, &about, Effect::Read);
 }
 
-/// Whether a tree the checker cannot see (a directory copied or moved, a link's target) would
-/// place a file where a sensitive one may be made: at the workspace root or home (or above),
-/// or in a directory that sensitive files are named under (`.git`, `.vscode`, `.husky`, ...).
+/// Whether a tree the checker cannot see (a directory copied or moved, a link's target, an
+/// archive's members) would place a file where a sensitive one may be made: at the workspace
+/// root or home (or above), or in or below a directory that sensitive files are named under
+/// (`.git`, `.vscode`, `.github/workflows`, ...).
 pub fn lands_in_guarded_tree(cx: &Context, inv: &Invocation, at: &Arg) -> bool {
     if at.dynamic {
         return true;
@@ -209,14 +210,22 @@ pub fn lands_in_guarded_tree(cx: &Context, inv: &Invocation, at: &Arg) -> bool {
     let real = cx.real(inv, &at.text, true).filter(|r| r.linked);
     std::iter::once(abs).chain(real.map(|r| r.path)).any(|abs| {
         let above = |root: &str| !root.is_empty() && is_same_or_ancestor(&abs, root);
-        let name = abs.rsplit('/').next().unwrap_or("");
+        let guarded = |name: &str| {
+            cx.guarded_dirs()
+                .iter()
+                .any(|d| d.eq_ignore_ascii_case(name))
+        };
+        // Every directory on the way below the workspace root (the last name outside it).
+        let below = cx
+            .workspaces
+            .iter()
+            .chain(cx.real_workspaces())
+            .find_map(|w| abs.strip_prefix(w.as_str())?.strip_prefix('/'))
+            .unwrap_or_else(|| abs.rsplit('/').next().unwrap_or(""));
         above(cx.home)
             || cx.workspaces.iter().any(|w| above(w))
             || cx.real_workspaces().iter().any(|w| above(w))
-            || cx
-                .guarded_dirs()
-                .iter()
-                .any(|d| d.eq_ignore_ascii_case(name))
+            || below.split('/').any(guarded)
     })
 }
 

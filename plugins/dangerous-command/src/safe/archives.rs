@@ -1,27 +1,48 @@
-//! Archives created or listed in the workspace: `tar` creating (`-c`) or listing (`-t`), `zip`,
-//! and the compressors (`gzip`, `bzip2`, `xz`, `zstd` and their `un`/`cat` forms), with the
-//! options of each that run no program and write nowhere else (from their `--help` and
-//! manuals). An archive holds the files it reads, so every tree it reads is judged as a
-//! recursive read (a tree that may hold secrets is asked about). Not listed, so asked:
-//! extracting (an archive's names are unknown), `tar --to-command`/`-I`/`--checkpoint-action`,
+//! Archives created, listed or extracted in the workspace: `tar` creating (`-c`), listing
+//! (`-t`) or extracting (`-x`), `zip`, `unzip`, and the compressors (`gzip`, `bzip2`, `xz`,
+//! `zstd` and their `un`/`cat` forms), with the options of each that run no program and write
+//! nowhere else (from their `--help` and manuals). An archive holds the files it reads, so
+//! every tree it reads is judged as a recursive read (a tree that may hold secrets is asked
+//! about). An archive's member names are unknown, so extracting writes a tree the checker
+//! cannot see: it is judged as a directory copied there (`cp -r`), which may not land at the
+//! workspace root or in a directory sensitive files are named under. GNU tar and bsdtar strip
+//! a leading `/` and skip members with `..` (unless `-P`), and create a symbolic link that
+//! leads out only after every file is written; unzip drops `../` and a leading `/` (unless
+//! `-:`) and makes its links last: no member is written outside the directory. Not listed, so
+//! asked: `-P`/`--absolute-names`, unzip's `-:`/`-^`/`-K`/`-X`, `tar --to-command`/`-I`/
+//! `--use-compress-program`/`--checkpoint-action`/`--overwrite`/`--recursive-unlink`/`-p`,
 //! `-h` (following links), remote archives (`-f host:file`), `zip -T`/`-TT`/`-m`/`-@`,
 //! recursive compression.
 
 use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 
-use super::Judge;
+use super::{Judge, Program};
 use crate::git_call::place_in;
 use crate::judgement::Effect;
+use crate::targets::lands_in_guarded_tree;
 use Value::*;
 
-/// `tar` options that list (`-t`), create (`-c`), or only change how: never extract, never
-/// run a program.
+/// `tar` options that list (`-t`), create (`-c`), extract (`-x`), or only change how: never
+/// run a program, never write outside the directory extracted into.
 const TAR: &[Opt] = &[
     ("-t", Flag),
     ("--list", Flag),
     ("-c", Flag),
     ("--create", Flag),
+    ("-x", Flag),
+    ("--extract", Flag),
+    ("--get", Flag),
+    // Extracting writes less with these, or changes only names' depth and times.
+    ("-k", Flag),
+    ("--keep-old-files", Flag),
+    ("--skip-old-files", Flag),
+    ("--keep-newer-files", Flag),
+    ("--strip-components", Literal),
+    ("-m", Flag),
+    ("--touch", Flag),
+    ("--no-same-owner", Flag),
+    ("--no-same-permissions", Flag),
     ("-v", Flag),
     ("--verbose", Flag),
     ("-z", Flag),
@@ -83,11 +104,17 @@ fn tar(judge: &mut Judge, args: &[Arg]) -> bool {
             .iter()
             .any(|i| matches!(i, Item::Option { name, .. } if names.contains(name)))
     };
-    let (listing, creating) = (given(&["-t", "--list"]), given(&["-c", "--create"]));
-    if listing == creating {
+    let (listing, creating, extracting) = (
+        given(&["-t", "--list"]),
+        given(&["-c", "--create"]),
+        given(&["-x", "--extract", "--get"]),
+    );
+    if usize::from(listing) + usize::from(creating) + usize::from(extracting) != 1 {
         return false;
     }
     let mut dirs: Vec<Arg> = Vec::new();
+    // A member named before any `-C` is extracted in the current directory.
+    let mut here = false;
     let mut safe = true;
     for item in &items {
         match item {
@@ -110,12 +137,38 @@ fn tar(judge: &mut Judge, args: &[Arg]) -> bool {
             }
             Item::Option { .. } => {}
             Item::Operand(a) if creating => safe &= placed_read(judge, &dirs, a, Tree),
-            // A listing's operands name members of the archive.
-            Item::Operand(_) => {}
+            // Member operands name members of the archive; extracted before any `-C`, they
+            // land in the current directory.
+            Item::Operand(_) => here |= dirs.is_empty(),
             Item::Unknown(_) | Item::Missing(_) => safe = false,
         }
     }
+    // `-O` extracts to standard output: nothing is written.
+    if extracting && !given(&["-O", "--to-stdout"]) {
+        if here || dirs.is_empty() {
+            safe &= extracts_into(judge, &[], &Arg::literal("."));
+        }
+        // Each `-C` is relative to the one before it.
+        for k in 0..dirs.len() {
+            safe &= extracts_into(judge, &dirs[..k], &dirs[k]);
+        }
+    }
     safe
+}
+
+/// Whether an archive's members, whose names the checker cannot see, may be extracted into
+/// `dir` (placed after the `-C` directories `before`): a tree landing there, as `cp -r` lands
+/// one, in the workspace and not at its root or in a directory sensitive files are named under.
+fn extracts_into(judge: &mut Judge, before: &[Arg], dir: &Arg) -> bool {
+    let Some(placed) = place_in(before, &dir.text).filter(|_| !dir.dynamic && !dir.glob) else {
+        return false;
+    };
+    let at = Arg {
+        text: placed,
+        ..dir.clone()
+    };
+    judge.change(&at, "extracts into", Effect::Write)
+        && !lands_in_guarded_tree(judge.cx, judge.inv, &at)
 }
 
 /// `a` as read from the directory that `dirs` lead to.
@@ -207,6 +260,80 @@ fn zip(judge: &mut Judge, args: &[Arg]) -> bool {
         Item::Operand(a) => judge.path(a, if recursive { Tree } else { Read }),
         Item::Unknown(_) | Item::Missing(_) => false,
     }) && !archive
+}
+
+/// `unzip`'s options that list, test or print an archive, or extract it choosing only which
+/// members, whether existing files are replaced, and names' case and depth; `-d` is where.
+const UNZIP: Program = Program {
+    names: &["unzip", "zipinfo"],
+    options: &[&[
+        ("-l", Flag),
+        ("-v", Flag),
+        ("-t", Flag),
+        ("-z", Flag),
+        ("-Z", Flag),
+        ("-p", Flag),
+        ("-c", Flag),
+        ("-q", Flag),
+        ("-qq", Flag),
+        ("-1", Flag),
+        ("-2", Flag),
+        ("-s", Flag),
+        ("-m", Flag),
+        ("-h", Flag),
+        ("-T", Flag),
+        ("-o", Flag),
+        ("-n", Flag),
+        ("-u", Flag),
+        ("-f", Flag),
+        ("-j", Flag),
+        ("-L", Flag),
+        ("-C", Flag),
+        ("-a", Flag),
+        ("-aa", Flag),
+        ("-D", Flag),
+        ("-DD", Flag),
+        ("-x", Flag),
+        ("-d", Literal),
+    ]],
+    lead: &[Read],
+    rest: Literal,
+    style: Style::Words,
+};
+
+/// `unzip ARCHIVE [MEMBERS] [-x MEMBERS] [-d DIR]` (options anywhere): listing, testing and
+/// printing (`-l`, `-v`, `-t`, `-z`, `-p`, `-c`, and `zipinfo`) write nothing; extracting
+/// writes the members into `-d DIR` (the current directory without it).
+fn unzip(judge: &mut Judge, name: &str, args: &[Arg]) -> bool {
+    let items = parse(args, UNZIP.options, UNZIP.style);
+    let reads_only = name == "zipinfo"
+        || items.iter().any(|i| {
+            matches!(
+                i,
+                Item::Option {
+                    name: "-l" | "-v" | "-t" | "-z" | "-Z" | "-p" | "-c",
+                    ..
+                }
+            )
+        });
+    let dirs: Vec<&Arg> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Option {
+                name: "-d",
+                arg: Some(dir),
+                ..
+            } => Some(dir),
+            _ => None,
+        })
+        .collect();
+    let here = Arg::literal(".");
+    let into = match dirs.as_slice() {
+        [] => &here,
+        [dir] => dir,
+        _ => return false,
+    };
+    judge.items(&items, &UNZIP) && (reads_only || extracts_into(judge, &[], into))
 }
 
 const COMPRESS: &[Opt] = &[
@@ -328,6 +455,7 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
     Some(match name {
         "tar" | "gtar" | "bsdtar" => tar(judge, args),
         "zip" => zip(judge, args),
+        "unzip" | "zipinfo" => unzip(judge, name, args),
         "gzip" | "gunzip" | "zcat" | "bzip2" | "bunzip2" | "bzcat" | "xz" | "unxz" | "xzcat"
         | "lzma" | "unlzma" | "zstd" | "unzstd" | "zstdcat" => compress(judge, name, args),
         _ => return None,

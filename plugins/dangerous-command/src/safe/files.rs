@@ -1,7 +1,6 @@
 //! Reading, listing and text tools: ls, cat, head, tail, wc, sort, uniq, cut, diff, jq, yq,
-//! sed (printing and in-place substitutions), unzip listings, checksums, `openssl x509`'s
-//! printing of a certificate, ... (their options from GNU coreutils', jq's, sed's, unzip's and
-//! OpenSSL's `-help`).
+//! sed (printing and in-place substitutions), checksums, `openssl x509`'s printing of a
+//! certificate, ... (their options from GNU coreutils', jq's, sed's and OpenSSL's `-help`).
 
 use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
@@ -1055,27 +1054,6 @@ pub(super) const PROGRAMS: &[Program] = &[
         rest: Write,
         style: Style::Gnu,
     },
-    Program {
-        names: &["unzip", "zipinfo"],
-        options: &[&[
-            ("-l", Flag),
-            ("-v", Flag),
-            ("-t", Flag),
-            ("-z", Flag),
-            ("-Z", Flag),
-            ("-q", Flag),
-            ("-qq", Flag),
-            ("-1", Flag),
-            ("-2", Flag),
-            ("-s", Flag),
-            ("-m", Flag),
-            ("-h", Flag),
-            ("-T", Flag),
-        ]],
-        lead: &[Read],
-        rest: Literal,
-        style: Style::Words,
-    },
 ];
 
 const SED: &[(&str, Value)] = &[
@@ -1250,14 +1228,6 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
         _ => {}
     }
     let program = PROGRAMS.iter().find(|p| p.names.contains(&name))?;
-    // `unzip` extracts unless told to list, test or print.
-    if name == "unzip"
-        && !args
-            .iter()
-            .any(|a| matches!(a.text.as_str(), "-l" | "-v" | "-t" | "-Z" | "-z"))
-    {
-        return Some(false);
-    }
     if args.len() == 1 && GNU_INFO.iter().any(|(o, _)| args[0].is(o)) {
         return Some(true);
     }
@@ -1269,7 +1239,9 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
             matches!(i, Item::Option { name, .. }
                 if matches!(*name, "-N" | "--new-file" | "--unidirectional-new-file"))
         });
+    judge.digests_only = CHECKSUMS.contains(&name);
     let safe = judge.items(&items, program);
     judge.filtered_trees = false;
+    judge.digests_only = false;
     Some(safe && (!matches!(name, "jq" | "yq") || query_is_read(&items)))
 }

@@ -1,5 +1,6 @@
 //! git's read commands (status, diff, log, show, blame, grep, ls-files, branch and tag
-//! listings, ...), with the options of each that only change what is printed (from git's
+//! listings, ..., and `format-patch`, which writes what `log -p` prints into patch files in
+//! the workspace), with the options of each that only change what is printed (from git's
 //! manuals). Not listed, so asked: `--output`, `--ext-diff`, `--textconv`, `--no-index`,
 //! `-O`, `--open-files-in-pager`, `--show-signature` (runs gpg), `git help` (runs a viewer),
 //! `-c` with any key but a few display ones, `--exec-path`, and every command that writes.
@@ -9,6 +10,7 @@ use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 
 use super::{Judge, Program, git_work};
+use crate::git_call::place_in;
 use crate::judgement::{Effect, Level};
 use crate::targets::{aims_at_secret, is_secret};
 use Value::*;
@@ -285,6 +287,57 @@ const DIFF_LOG: &[Opt] = &[
     ("--count", Flag),
     ("-q", Flag),
     ("--stdin", Flag),
+];
+
+/// `git format-patch`: the commits chosen, and how each patch file is named and headed; `-o`
+/// is the directory the files are written in (the current one without it).
+const FORMAT_PATCH: &[Opt] = &[
+    ("-o", Write),
+    ("--output-directory", Write),
+    ("--stdout", Flag),
+    ("-n", Flag),
+    ("--numbered", Flag),
+    ("-N", Flag),
+    ("--no-numbered", Flag),
+    ("--start-number", Literal),
+    ("-k", Flag),
+    ("--keep-subject", Flag),
+    ("-s", Flag),
+    ("--signoff", Flag),
+    ("--cover-letter", Flag),
+    ("--no-cover-letter", Flag),
+    ("-v", Literal),
+    ("--reroll-count", Literal),
+    ("--subject-prefix", Literal),
+    ("--rfc", Optional),
+    ("--base", Literal),
+    ("--root", Flag),
+    ("--no-stat", Flag),
+    ("--stat", Optional),
+    ("--numbered-files", Flag),
+    ("--suffix", Literal),
+    ("--zero-commit", Flag),
+    ("--to", Literal),
+    ("--cc", Literal),
+    ("--from", Optional),
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("--no-binary", Flag),
+    ("-M", Optional),
+    ("-C", Optional),
+    ("--find-renames", Optional),
+    ("-U", Literal),
+    ("--unified", Literal),
+    ("--progress", Flag),
+    ("-1", Flag),
+    ("-2", Flag),
+    ("-3", Flag),
+    ("-4", Flag),
+    ("-5", Flag),
+    ("-6", Flag),
+    ("-7", Flag),
+    ("-8", Flag),
+    ("-9", Flag),
 ];
 
 /// Pathspecs and revisions: a word after `--` or that names a path.
@@ -881,6 +934,52 @@ fn prints_content(sub: &str, items: &[Item]) -> bool {
     }
 }
 
+/// `git format-patch [-o DIR] RANGE [-- PATHS]`: one patch file per commit, named by git
+/// (`0001-subject.patch`), in DIR or the current directory (from the `-C` directories `dirs`);
+/// a patch holds the contents of the files it changes, as `git log -p` prints them, so a
+/// pathspec naming a secret is a secret read.
+fn format_patch(judge: &mut Judge, rest: &[Arg], dirs: &[Arg]) -> bool {
+    let items = parse(rest, &[FORMAT_PATCH], Style::Gnu);
+    let dashes = rest.iter().position(|a| a.is("--"));
+    let stdout = items.iter().any(|i| {
+        matches!(
+            i,
+            Item::Option {
+                name: "--stdout",
+                ..
+            }
+        )
+    });
+    let into_option = items.iter().any(|i| {
+        matches!(
+            i,
+            Item::Option {
+                name: "-o" | "--output-directory",
+                ..
+            }
+        )
+    });
+    let here = stdout
+        || into_option
+        || place_in(dirs, ".").is_some_and(|placed| {
+            judge.change(&Arg::literal(&placed), "writes patches into", Effect::Write)
+        });
+    let after = |a: &Arg| {
+        rest.iter()
+            .position(|r| std::ptr::eq(r, a))
+            .is_some_and(|p| Some(p) > dashes)
+    };
+    let mut safe = here;
+    for item in &items {
+        safe &= match item {
+            Item::Option { value, arg, .. } => arg.as_ref().is_none_or(|a| judge.value(a, *value)),
+            Item::Operand(a) => operand(judge, a, after(a)),
+            Item::Unknown(_) | Item::Missing(_) => false,
+        };
+    }
+    safe
+}
+
 /// `git ...`; `None` for another program.
 pub(super) fn judge(judge: &mut Judge, name: &str) -> Option<bool> {
     if name != "git" {
@@ -945,6 +1044,9 @@ pub(super) fn judge(judge: &mut Judge, name: &str) -> Option<bool> {
             .is_some_and(|a| !a.text.starts_with('-') && !a.is("show") && !a.text.contains('@'))
     {
         return Some(false);
+    }
+    if sub == "format-patch" {
+        return Some(format_patch(judge, rest, &dirs) && !elsewhere);
     }
     if let Some((_, program)) = COMMANDS.iter().find(|(names, _)| names.contains(&sub)) {
         let items = parse(rest, program.options, program.style);

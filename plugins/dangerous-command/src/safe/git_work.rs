@@ -1,12 +1,15 @@
 //! git's commands that change only the repository and its work tree (issue 27): add, commit,
 //! checkout and switch, branch, stash, merge, rebase, cherry-pick and revert, reset (soft and
-//! mixed), restore, tag, mv, rm, init; with the options of each (from git's manuals) that run no
+//! mixed), restore, tag, mv, rm, init, bisect's steps, `apply --check`/`--stat` (a patch read,
+//! nothing applied); with the options of each (from git's manuals) that run no
 //! other program (editors, gpg, `--exec`, custom merge strategies), discard no work (`--force`,
 //! `-D`, `--hard`, `stash drop`, `stash clear`) and skip no hook (`--no-verify`, which the
 //! rules ask about, with every command that throws away what git keeps nowhere else).
 //! A file they overwrite, move or delete is judged as the path validator judges an edit of it:
 //! in the workspace and not sensitive. A secret is never staged silently. Not listed, so asked:
-//! interactive forms (`-p`, `-i`, `-e`), `--pathspec-from-file`, `-f`/`--force`, signing.
+//! interactive forms (`-p`, `-i`, `-e`), `--pathspec-from-file`, `-f`/`--force`, signing,
+//! `git apply` applying (the files a patch changes are in the patch, which the checker does not
+//! read: any file of the work tree, `.cargo/config.toml` or a build script too).
 
 use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
@@ -362,6 +365,46 @@ const INIT: &[Opt] = &[
     ("--ref-format", Literal),
 ];
 
+/// `git apply`'s options when it only checks or summarises a patch (`--check`, `--stat`,
+/// `--numstat`, `--summary`; without `--apply`, nothing is written).
+const APPLY_CHECK: &[Opt] = &[
+    ("--check", Flag),
+    ("--stat", Flag),
+    ("--numstat", Flag),
+    ("--summary", Flag),
+    ("--index", Flag),
+    ("--cached", Flag),
+    ("-3", Flag),
+    ("--3way", Flag),
+    ("-R", Flag),
+    ("--reverse", Flag),
+    ("-p", Literal),
+    ("-C", Literal),
+    ("--recount", Flag),
+    ("--allow-empty", Flag),
+    ("--ignore-space-change", Flag),
+    ("--ignore-whitespace", Flag),
+    ("--whitespace", Literal),
+    ("--include", Literal),
+    ("--exclude", Literal),
+    ("--directory", Literal),
+    ("-v", Flag),
+    ("--verbose", Flag),
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("-z", Flag),
+];
+
+/// `git bisect start`'s options: terms and how commits are checked out.
+const BISECT_START: &[Opt] = &[
+    ("--term-new", Literal),
+    ("--term-bad", Literal),
+    ("--term-old", Literal),
+    ("--term-good", Literal),
+    ("--no-checkout", Flag),
+    ("--first-parent", Flag),
+];
+
 /// git's own merge strategies: `-s NAME` runs `git-merge-NAME`, a program on the path for any
 /// other name.
 const STRATEGIES: &[&str] = &["ort", "recursive", "resolve", "octopus", "ours", "subtree"];
@@ -404,6 +447,8 @@ pub(super) fn judge(judge: &mut Judge, sub: &str, rest: &[Arg], dirs: &[Arg]) ->
             )
         }
         "init" => (&[INIT], Operands::Create),
+        "apply" => return Some(apply_check(judge, rest, dirs)),
+        "bisect" => return Some(bisect(judge, rest)),
         _ => return None,
     };
     let items = parse(rest, tables, Style::Gnu);
@@ -567,6 +612,61 @@ fn stash(judge: &mut Judge, rest: &[Arg], dirs: &[Arg]) -> bool {
         && items.iter().all(|i| match i {
             // `git stash push -- PATHS` saves those changes (as a commit) and reverts the files.
             Item::Operand(a) => pathspec(judge, a, kind, dirs),
+            _ => true,
+        })
+}
+
+/// `git apply --check|--stat|--numstat|--summary PATCH...`: the patch files are read (from
+/// the `-C` directory git runs in), nothing is applied.
+fn apply_check(judge: &mut Judge, rest: &[Arg], dirs: &[Arg]) -> bool {
+    let items = parse(rest, &[APPLY_CHECK], Style::Gnu);
+    let only_reads = items.iter().any(|i| {
+        matches!(
+            i,
+            Item::Option {
+                name: "--check" | "--stat" | "--numstat" | "--summary",
+                ..
+            }
+        )
+    });
+    only_reads
+        && options_safe(judge, &items, false)
+        && items.iter().all(|i| match i {
+            Item::Operand(a) => place_in(dirs, &a.text).is_some_and(|placed| {
+                judge.path(
+                    &Arg {
+                        text: placed,
+                        ..(*a).clone()
+                    },
+                    Read,
+                )
+            }),
+            _ => true,
+        })
+}
+
+/// `git bisect start|good|bad|new|old|skip|reset|log|terms|visualize`: each step checks out a
+/// commit as `git checkout REV` does (refusing to overwrite uncommitted changes); `run` is a
+/// runner, judged with the command it runs; `replay` (steps read from a file) is not listed.
+fn bisect(judge: &mut Judge, rest: &[Arg]) -> bool {
+    let Some((verb, args)) = rest.split_first().filter(|(v, _)| !v.dynamic) else {
+        return false;
+    };
+    let table: &[Opt] = match verb.text.as_str() {
+        "start" => BISECT_START,
+        "good" | "bad" | "new" | "old" | "skip" | "reset" => &[],
+        "log" | "terms" | "visualize" | "view" => {
+            return args.is_empty()
+                || (verb.is("terms")
+                    && matches!(args, [a] if a.is("--term-good") || a.is("--term-bad")));
+        }
+        _ => return false,
+    };
+    let items = parse(args, &[table], Style::Gnu);
+    options_safe(judge, &items, false)
+        && items.iter().all(|i| match i {
+            // Revisions, and after `--` (start) the paths bisection is limited to: names.
+            Item::Operand(a) => !a.dynamic,
             _ => true,
         })
 }

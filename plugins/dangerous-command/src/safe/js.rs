@@ -1,5 +1,6 @@
-//! JavaScript: npm/pnpm/yarn/bun scripts that build, test or check, and eslint, tsc,
-//! prettier, jest, vitest, mocha (options from their `--help`). Not listed, so asked:
+//! JavaScript: npm/pnpm/yarn/bun scripts that build, test or check (and these tools run by
+//! name: `yarn jest`, `pnpm vitest`), `npm pkg get`, and eslint, tsc, prettier, jest, vitest,
+//! mocha (options from their `--help`). Not listed, so asked:
 //! installs, `npm exec`/`npx`, `--prefix` elsewhere, eslint `--rulesdir`/`--plugin`/`-f`,
 //! `--init`, prettier `--plugin`, mocha `--require`, jest `--clearCache`.
 
@@ -139,6 +140,14 @@ fn package_manager(judge: &mut Judge, tool: &str, args: &[Arg]) -> bool {
         ["run" | "run-script", script, ..] => (safe_script(script), 2),
         // Listing what is installed, or why: package names.
         ["ls" | "list" | "outdated" | "why" | "explain", ..] => (true, 1),
+        // `npm pkg get [FIELD...]` prints fields of package.json.
+        ["pkg", "get", ..] if tool == "npm" => (true, 3),
+        // yarn, pnpm and bun run an installed tool of the workspace by its name when no
+        // script has it (`yarn jest`): judged as that tool is, with the words it is handed.
+        [bin, ..] if tool != "npm" && tool_table(bin).is_some() => {
+            let rest: Vec<Arg> = operands[1..].iter().map(|a| (*a).clone()).collect();
+            return run_tool(judge, bin, &rest) == Some(true) && judge.program(after, &passed);
+        }
         [script, ..] if tool != "npm" => (safe_script(script), 1),
         _ => (false, 0),
     };
@@ -342,20 +351,25 @@ pub(super) const PROGRAMS: &[Program] = &[
     },
 ];
 
+/// The table of a JavaScript tool a package manager may run by name (`yarn jest`).
+fn tool_table(name: &str) -> Option<&'static Program> {
+    PROGRAMS.iter().find(|p| p.names.contains(&name))
+}
+
+/// A JavaScript tool of [`PROGRAMS`] run with `args` (`vitest run` is vitest); `None` for
+/// another program.
+fn run_tool(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
+    let args = match args.first() {
+        Some(a) if name == "vitest" && a.is("run") => &args[1..],
+        _ => args,
+    };
+    Some(judge.program(args, tool_table(name)?))
+}
+
 /// JavaScript tools; `None` for another program.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     match name {
-        "npm" | "pnpm" | "yarn" | "bun" => return Some(package_manager(judge, name, args)),
-        "vitest" => {
-            let args = match args.first() {
-                Some(a) if a.is("run") => &args[1..],
-                _ => args,
-            };
-            let program = PROGRAMS.iter().find(|p| p.names.contains(&"vitest"))?;
-            return Some(judge.program(args, program));
-        }
-        _ => {}
+        "npm" | "pnpm" | "yarn" | "bun" => Some(package_manager(judge, name, args)),
+        _ => run_tool(judge, name, args),
     }
-    let program = PROGRAMS.iter().find(|p| p.names.contains(&name))?;
-    Some(judge.program(args, program))
 }

@@ -97,6 +97,10 @@ pub(crate) struct Judge<'a, 'c, 'o> {
     /// The program reads trees skipping hidden and ignored files (rg, ag by default), or only
     /// files of a kind it was told (`grep -r --include='*.py'`).
     pub(crate) filtered_trees: bool,
+    /// The program prints only a digest of each file it reads (the checksums): a glob that
+    /// matches any name may be read, since no content is shown (a secret named or aimed at is
+    /// still denied).
+    pub(crate) digests_only: bool,
 }
 
 /// Whether `inv` is known to be safe to run without asking; the paths it names may add
@@ -107,6 +111,7 @@ pub fn is_known_safe(inv: &Invocation, cx: &Context, out: &mut Vec<Finding>) -> 
         cx,
         out,
         filtered_trees: false,
+        digests_only: false,
     };
     judge.command()
 }
@@ -369,7 +374,7 @@ impl Judge<'_, '_, '_> {
         }
         // A glob that reads whatever is there (`cat *`) may read a key file; one that names
         // a kind of file (`*.rs`, `test_*`) is judged by the directory it lists.
-        if a.glob && access != Value::Name && !names_a_kind(text) {
+        if a.glob && access != Value::Name && !names_a_kind(text) && !self.digests_only {
             return false;
         }
         let dir = match abs.find(['*', '?', '[']) {

@@ -30,6 +30,8 @@
 //!   escalations a second, a decision's way to its gate with 1,000 gates waiting, audit records
 //!   ingested a second, and an instance killed and restarted under load, counted afterwards
 //!   (`service.rs`).
+//! - `replay`: 1,000,000 recorded requests decided again under the default chain and a 100-rule
+//!   org policy, a worker per core, against the same chain one at a time (`replay.rs`).
 //!
 //! With `--json FILE`, FILE gets one JSON object per comparison, one per line: `name`, `unit`,
 //! `ours`, `baseline` (medians), `ours_p10`, `ours_p90`, `baseline_p10`, `baseline_p90`,
@@ -46,6 +48,7 @@ mod hooks;
 mod native;
 mod policy;
 mod processes;
+mod replay;
 mod sandbox;
 mod service;
 
@@ -58,7 +61,7 @@ use serde_json::{Value, json};
 use acp_gate::request::{SessionContext, ToolRequest};
 use acp_gate::runtime::Runtime;
 
-const SECTIONS: [&str; 10] = [
+const SECTIONS: [&str; 11] = [
     "instances",
     "decision",
     "policy",
@@ -69,6 +72,7 @@ const SECTIONS: [&str; 10] = [
     "heavy",
     "hooks",
     "service",
+    "replay",
 ];
 
 /// Set (to anything) to make this binary the agent (agent.rs).
@@ -174,6 +178,9 @@ async fn bench(args: Args) -> Result<()> {
     }
     if args.runs("service") {
         service::compare(&fixture, &mut report).await?;
+    }
+    if args.runs("replay") {
+        replay::replay(&fixture, &mut report).await?;
     }
     report.finish(args.json.as_deref())
 }

@@ -265,7 +265,7 @@ pub async fn prepared(fixture: &Fixture, config: &str) -> Result<LoadedPlugin> {
 /// (`prefix`, with a `match` example), a deny rule per protected path (`kinds` + `paths`), an
 /// ask rule per risky subcommand (`prefix` with alternatives), an allow rule per documentation
 /// site (`domains`).
-fn org_policy_of(n: usize) -> String {
+pub fn org_policy_of(n: usize) -> String {
     let rules: Vec<Value> = (0..n)
         .map(|i| match i % 5 {
             0 => json!({

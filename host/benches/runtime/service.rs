@@ -182,6 +182,7 @@ fn submission(n: usize, run: &str) -> Submission {
         machine: "bench".into(),
         workspace: "/ws".into(),
         agent: "bench-agent".into(),
+        context: Default::default(),
     }
 }
 

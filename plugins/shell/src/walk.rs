@@ -92,6 +92,9 @@ struct Walker<'a> {
     bound: Vec<(String, Arg)>,
     /// Variables assigned text that runs code when evaluated as arithmetic (`x='a[$(id)]'`).
     subscripted: Vec<String>,
+    /// The texts of the scripts being walked, innermost last (the syntax tree's locations
+    /// point into them).
+    sources: Vec<String>,
 }
 
 impl<'a> Walker<'a> {
@@ -107,6 +110,7 @@ impl<'a> Walker<'a> {
             tainted: Vec::new(),
             bound: Vec::new(),
             subscripted: Vec::new(),
+            sources: Vec::new(),
         }
     }
 
@@ -174,9 +178,11 @@ impl<'a> Walker<'a> {
         let mut parser = Parser::new(std::io::Cursor::new(text.as_bytes()), &self.options);
         match parser.parse_program() {
             Ok(program) => {
+                self.sources.push(text.to_owned());
                 for list in &program.complete_commands {
                     self.compound_list(list, ctx);
                 }
+                self.sources.pop();
             }
             Err(e) => {
                 self.failed = Some(text.to_owned());
@@ -336,7 +342,10 @@ impl<'a> Walker<'a> {
     fn compound(&mut self, compound: &ast::CompoundCommand, ctx: &Ctx) {
         use ast::CompoundCommand as C;
         match compound {
-            C::Arithmetic(a) => self.arithmetic(&a.expr.value, ctx),
+            C::Arithmetic(a) => match self.nested_subshells(&a.loc) {
+                Some(inner) => self.in_child(|x| x.script(&inner, ctx)),
+                None => self.arithmetic(&a.expr.value, ctx),
+            },
             C::ArithmeticForClause(f) => {
                 for e in [&f.initializer, &f.condition, &f.updater]
                     .into_iter()
@@ -399,6 +408,20 @@ impl<'a> Walker<'a> {
                 },
             ),
         }
+    }
+
+    /// `( ( cmd ) )`, which brush-parser reads as the arithmetic command `(( cmd ))`, but bash
+    /// only when the two parentheses touch: with a space between them, two nested subshells
+    /// running `cmd`. The text inside the outer one, then.
+    fn nested_subshells(&self, loc: &brush_parser::SourceSpan) -> Option<String> {
+        let source = self.sources.last()?;
+        let text: String = source
+            .chars()
+            .skip(loc.start.index)
+            .take(loc.end.index.saturating_sub(loc.start.index))
+            .collect();
+        let inside = text.strip_prefix('(')?.strip_suffix(')')?;
+        (!inside.starts_with('(')).then(|| inside.to_owned())
     }
 
     /// An arithmetic expression (`(( .. ))`, `$(( .. ))`, `let`, an operand of `-eq`): a
@@ -988,4 +1011,27 @@ fn runs_in_subscript(expr: &str) -> bool {
     expr.split('[')
         .skip(1)
         .any(|inside| inside.contains('$') || inside.contains('`'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(text: &str) -> Vec<String> {
+        read_shell(text, "/home/u", "/w")
+            .commands
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn spaced_parentheses_are_subshells_not_arithmetic() {
+        // Found by the differential test against bash: brush-parser reads `( ( cmd ) )` as
+        // `(( cmd ))`, but bash runs `cmd` in two subshells.
+        assert_eq!(names("( ( rm -rf x && id ) )"), ["rm", "id"]);
+        assert_eq!(names("x; ( (rm a) ) > f"), ["x", "rm"]);
+        assert_eq!(names("( ( ( id ) ) )"), ["id"]);
+        assert!(names("((i++)); (( x + 1 ))").is_empty());
+    }
 }

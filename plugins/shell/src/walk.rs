@@ -145,6 +145,17 @@ impl<'a> Walker<'a> {
         };
     }
 
+    /// Walks code that may not run (after `&&` or `||`, a branch, a loop's body, a function's
+    /// body): a `cd` in it leaves the directory unknown from there on.
+    fn maybe<T>(&mut self, walk: impl FnOnce(&mut Self) -> T) -> T {
+        let before = self.cwd.clone();
+        let result = walk(self);
+        if self.cwd != before {
+            self.cwd.clear();
+        }
+        result
+    }
+
     fn finish(self) -> Reading {
         Reading {
             commands: self.out,
@@ -204,7 +215,7 @@ impl<'a> Walker<'a> {
             self.pipeline(&and_or.first, &ctx);
             for next in &and_or.additional {
                 let (ast::AndOr::And(p) | ast::AndOr::Or(p)) = next;
-                self.pipeline(p, &ctx);
+                self.maybe(|x| x.pipeline(p, &ctx));
             }
         }
     }
@@ -274,7 +285,7 @@ impl<'a> Walker<'a> {
                     format!("defines a function `{name}`, which changes what that name runs"),
                 );
                 self.defining.push(name);
-                self.compound(&function.body.0, ctx);
+                self.maybe(|x| x.compound(&function.body.0, ctx));
                 self.defining.pop();
                 &function.body.1
             }
@@ -340,6 +351,18 @@ impl<'a> Walker<'a> {
     }
 
     fn compound(&mut self, compound: &ast::CompoundCommand, ctx: &Ctx) {
+        use ast::CompoundCommand as C;
+        if !matches!(
+            compound,
+            C::BraceGroup(_) | C::Subshell(_) | C::Arithmetic(_)
+        ) {
+            return self.maybe(|x| x.branches(compound, ctx));
+        }
+        self.branches(compound, ctx);
+    }
+
+    /// The commands of a compound command.
+    fn branches(&mut self, compound: &ast::CompoundCommand, ctx: &Ctx) {
         use ast::CompoundCommand as C;
         match compound {
             C::Arithmetic(a) => match self.nested_subshells(&a.loc) {
@@ -1033,5 +1056,23 @@ mod tests {
         assert_eq!(names("x; ( (rm a) ) > f"), ["x", "rm"]);
         assert_eq!(names("( ( ( id ) ) )"), ["id"]);
         assert!(names("((i++)); (( x + 1 ))").is_empty());
+    }
+
+    #[test]
+    fn a_cd_that_may_not_run_leaves_the_directory_unknown() {
+        // Found by the differential test against bash: `a || cd d && b` runs `b` in `/w`
+        // when `a` succeeds.
+        let cwds = |text: &str| -> Vec<String> {
+            read_shell(text, "/home/u", "/w")
+                .commands
+                .iter()
+                .map(|c| c.cwd.clone())
+                .collect()
+        };
+        assert_eq!(cwds("cd d && b"), ["/w/d", "/w/d"]);
+        assert_eq!(cwds("a || cd d && b; c"), ["/w", "/w/d", "", ""]);
+        assert_eq!(cwds("if a; then cd d; fi; b"), ["/w", "/w/d", ""]);
+        assert_eq!(cwds("f() { cd d; }; b"), ["/w/d", ""]);
+        assert_eq!(cwds("( cd d; b ); c"), ["/w/d", "/w/d", "/w"]);
     }
 }

@@ -95,6 +95,8 @@ struct Walker<'a> {
     /// The texts of the scripts being walked, innermost last (the syntax tree's locations
     /// point into them).
     sources: Vec<String>,
+    /// How many `cd`s (and `popd`s) the walk has followed.
+    cds: usize,
 }
 
 impl<'a> Walker<'a> {
@@ -111,6 +113,7 @@ impl<'a> Walker<'a> {
             bound: Vec::new(),
             subscripted: Vec::new(),
             sources: Vec::new(),
+            cds: 0,
         }
     }
 
@@ -130,6 +133,7 @@ impl<'a> Walker<'a> {
 
     /// Follows `cd DIR` / `pushd DIR`, so later relative paths resolve where they will run.
     fn change_directory(&mut self, command: &Command) {
+        self.cds += 1;
         let operand = command
             .args()
             .iter()
@@ -148,9 +152,9 @@ impl<'a> Walker<'a> {
     /// Walks code that may not run (after `&&` or `||`, a branch, a loop's body, a function's
     /// body): a `cd` in it leaves the directory unknown from there on.
     fn maybe<T>(&mut self, walk: impl FnOnce(&mut Self) -> T) -> T {
-        let before = self.cwd.clone();
+        let before = self.cds;
         let result = walk(self);
-        if self.cwd != before {
+        if self.cds != before {
             self.cwd.clear();
         }
         result
@@ -212,10 +216,27 @@ impl<'a> Walker<'a> {
                 forks: ctx.forks || background,
                 ..ctx.clone()
             };
+            // A `cd` in the list holds for what follows it only while every operator so far is
+            // `&&` (what runs then ran after it); after the list, only if it was in the first
+            // pipeline, which always runs.
             self.pipeline(&and_or.first, &ctx);
+            let after_first = self.cds;
+            let mut all_and = true;
             for next in &and_or.additional {
-                let (ast::AndOr::And(p) | ast::AndOr::Or(p)) = next;
-                self.maybe(|x| x.pipeline(p, &ctx));
+                let p = match next {
+                    ast::AndOr::And(p) => p,
+                    ast::AndOr::Or(p) => {
+                        all_and = false;
+                        p
+                    }
+                };
+                if !all_and && self.cds != after_first {
+                    self.cwd.clear();
+                }
+                self.pipeline(p, &ctx);
+            }
+            if self.cds != after_first {
+                self.cwd.clear();
             }
         }
     }
@@ -272,6 +293,7 @@ impl<'a> Walker<'a> {
 
     fn command(&mut self, command: &ast::Command, ctx: &Ctx) {
         let start = self.out.len();
+        let cwd = self.cwd.clone();
         let redirects = match command {
             ast::Command::Simple(simple) => return self.simple(simple, ctx),
             ast::Command::Compound(compound, redirects) => {
@@ -284,8 +306,15 @@ impl<'a> Walker<'a> {
                     NoteKind::Defines,
                     format!("defines a function `{name}`, which changes what that name runs"),
                 );
+                // The body runs wherever the function is called.
                 self.defining.push(name);
-                self.maybe(|x| x.compound(&function.body.0, ctx));
+                let (here, before) = (std::mem::take(&mut self.cwd), self.cds);
+                self.compound(&function.body.0, ctx);
+                self.cwd = if self.cds == before {
+                    here
+                } else {
+                    String::new()
+                };
                 self.defining.pop();
                 &function.body.1
             }
@@ -294,18 +323,44 @@ impl<'a> Walker<'a> {
                 redirects
             }
         };
-        self.group_redirects(start, redirects.as_ref().map(|r| r.0.as_slice()), ctx);
+        self.group_redirects(start, &cwd, redirects.as_ref().map(|r| r.0.as_slice()), ctx);
+    }
+
+    /// Walks a loop's body: run again after a `cd` in it, none of its commands has a directory
+    /// known statically.
+    fn body(&mut self, list: &ast::CompoundList, ctx: &Ctx) {
+        let (start, before) = (self.out.len(), self.cds);
+        self.compound_list(list, ctx);
+        if self.cds != before {
+            for command in &mut self.out[start..] {
+                command.cwd.clear();
+            }
+        }
     }
 
     /// `{ ..; } > file`: every command inside (since `start`) writes to `file`; with no
     /// command inside, the redirections are recorded alone.
-    fn group_redirects(&mut self, start: usize, redirects: Option<&[ast::IoRedirect]>, ctx: &Ctx) {
+    fn group_redirects(
+        &mut self,
+        start: usize,
+        cwd: &str,
+        redirects: Option<&[ast::IoRedirect]>,
+        ctx: &Ctx,
+    ) {
         let Some(redirects) = redirects.filter(|r| !r.is_empty()) else {
             return;
         };
         let mut group = Command::default();
         for r in redirects {
             self.redirect(r, &mut group, ctx);
+        }
+        // The files are opened where the group starts, not where a `cd` inside it leads.
+        if !cwd.is_empty() {
+            for a in group.writes.iter_mut().chain(group.reads.iter_mut()) {
+                if !a.dynamic && !a.glob && !a.text.starts_with(['/', '~']) {
+                    a.text = absolutize(&a.text, self.home, cwd);
+                }
+            }
         }
         if self.out.len() == start {
             self.record(group);
@@ -376,7 +431,7 @@ impl<'a> Walker<'a> {
                 {
                     self.arithmetic(&e.value, ctx);
                 }
-                self.compound_list(&f.body.list, ctx);
+                self.body(&f.body.list, ctx);
             }
             C::BraceGroup(b) => self.compound_list(&b.list, ctx),
             C::Subshell(s) => self.in_child(|x| x.compound_list(&s.list, ctx)),
@@ -393,14 +448,17 @@ impl<'a> Walker<'a> {
                 };
                 let had = bound.is_some();
                 self.bound.extend(bound);
-                self.compound_list(&f.body.list, ctx);
+                self.body(&f.body.list, ctx);
                 if had {
                     self.bound.pop();
                 }
             }
             C::CaseClause(c) => {
                 self.words(&c.value, ctx);
+                // One arm runs: each starts where the `case` does.
+                let here = self.cwd.clone();
                 for item in &c.cases {
+                    self.cwd.clone_from(&here);
                     for p in &item.patterns {
                         self.words(p, ctx);
                     }
@@ -411,8 +469,10 @@ impl<'a> Walker<'a> {
             }
             C::IfClause(i) => {
                 self.compound_list(&i.condition, ctx);
+                let here = self.cwd.clone();
                 self.compound_list(&i.then, ctx);
                 for e in i.elses.iter().flatten() {
+                    self.cwd.clone_from(&here);
                     if let Some(condition) = &e.condition {
                         self.compound_list(condition, ctx);
                     }
@@ -420,8 +480,8 @@ impl<'a> Walker<'a> {
                 }
             }
             C::WhileClause(w) | C::UntilClause(w) => {
-                self.compound_list(&w.0, ctx);
-                self.compound_list(&w.1.list, ctx);
+                self.body(&w.0, ctx);
+                self.body(&w.1.list, ctx);
             }
             C::Coprocess(c) => self.command(
                 &c.body,
@@ -873,7 +933,10 @@ impl<'a> Walker<'a> {
                 Step::Stdin { shell } => self.stdin_code(inv, shell, ctx),
                 Step::Run(each) => self.run(*each, ctx),
                 Step::ChangeDirectory => self.change_directory(inv),
-                Step::LeaveDirectory => self.cwd.clear(),
+                Step::LeaveDirectory => {
+                    self.cds += 1;
+                    self.cwd.clear();
+                }
             }
         }
     }
@@ -1072,7 +1135,13 @@ mod tests {
         assert_eq!(cwds("cd d && b"), ["/w/d", "/w/d"]);
         assert_eq!(cwds("a || cd d && b; c"), ["/w", "/w/d", "", ""]);
         assert_eq!(cwds("if a; then cd d; fi; b"), ["/w", "/w/d", ""]);
-        assert_eq!(cwds("f() { cd d; }; b"), ["/w/d", ""]);
+        assert_eq!(cwds("a && cd d && b; c"), ["/w", "/w/d", "/w/d", ""]);
+        assert_eq!(cwds("f() { cd d; }; b"), ["", ""]);
+        assert_eq!(cwds("f() { c; }; cd /t; f"), ["", "/t", "/t"]);
         assert_eq!(cwds("( cd d; b ); c"), ["/w/d", "/w/d", "/w"]);
+        assert_eq!(cwds("for x in a b; do cd d; b; done"), ["", ""]);
+        assert_eq!(cwds("case x in a) cd d;; *) b;; esac"), ["/w/d", "/w"]);
+        let reading = read_shell("{ cd d && b; } > f", "/home/u", "/w");
+        assert_eq!(reading.commands[1].writes[0].text, "/w/f");
     }
 }

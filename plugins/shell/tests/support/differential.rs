@@ -297,11 +297,9 @@ impl Gen<'_> {
         let mut out = String::new();
         for k in 0..n {
             let stmt = self.stmt(depth);
-            if k > 0 {
-                if !out.ends_with('\n') {
-                    let sep = *self.rng.pick(&["; ", " && ", " || ", "\n", "; "]);
-                    out.push_str(sep);
-                }
+            if k > 0 && !out.ends_with('\n') {
+                let sep = *self.rng.pick(&["; ", " && ", " || ", "\n", "; "]);
+                out.push_str(sep);
             }
             out.push_str(&stmt);
         }

@@ -219,6 +219,8 @@ impl<'a> Walker<'a> {
             // A `cd` in the list holds for what follows it only while every operator so far is
             // `&&` (what runs then ran after it); after the list, only if it was in the first
             // pipeline, which always runs.
+            // In the background, the list runs in a child shell: its `cd` stays there.
+            let here = background.then(|| self.cwd.clone());
             self.pipeline(&and_or.first, &ctx);
             let after_first = self.cds;
             let mut all_and = true;
@@ -237,6 +239,9 @@ impl<'a> Walker<'a> {
             }
             if self.cds != after_first {
                 self.cwd.clear();
+            }
+            if let Some(here) = here {
+                self.cwd = here;
             }
         }
     }
@@ -990,7 +995,10 @@ impl<'a> Walker<'a> {
             return;
         }
         let inner = self.inner_ctx(inv, ctx);
+        // Another shell (or code run later): a loop variable bound here is not its value.
+        let bound = std::mem::take(&mut self.bound);
         self.in_child(|x| x.script(&code.text, &inner));
+        self.bound = bound;
     }
 
     /// Code passed as words joined by spaces (`eval`, `watch`).
@@ -1061,7 +1069,9 @@ impl<'a> Walker<'a> {
                 if matches!(inv.name.as_str(), "source" | ".") {
                     self.script(code, &inner);
                 } else {
+                    let bound = std::mem::take(&mut self.bound);
                     self.in_child(|x| x.script(code, &inner));
+                    self.bound = bound;
                 }
             }
             Feed::Text(_) | Feed::Nothing => {}
@@ -1119,6 +1129,22 @@ mod tests {
         assert_eq!(names("x; ( (rm a) ) > f"), ["x", "rm"]);
         assert_eq!(names("( ( ( id ) ) )"), ["id"]);
         assert!(names("((i++)); (( x + 1 ))").is_empty());
+    }
+
+    #[test]
+    fn found_against_bash() {
+        // A loop variable is not set in the shell `bash -c` starts.
+        let reading = read_shell(
+            "for x in a; do bash -c 'p \"$x\"'; p \"$x\"; done",
+            "/h",
+            "/w",
+        );
+        let p: Vec<_> = reading.commands.iter().filter(|c| c.name == "p").collect();
+        assert!(p[0].argv[1].dynamic);
+        assert!(p[1].argv[1].is("a"));
+        // A list in the background runs in a child shell: its `cd` stays there.
+        let reading = read_shell("cd d && a || b & wait; c", "/h", "/w");
+        assert_eq!(reading.commands.last().map(|c| c.cwd.as_str()), Some("/w"));
     }
 
     #[test]

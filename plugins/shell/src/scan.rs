@@ -305,6 +305,18 @@ fn skip_script(chars: &[char], mut i: usize, open: char, close: char) -> Option<
                 }
             }
             '`' => i = skip_backquote(chars, i + 1)?,
+            // `$'..'` in a script: a backslash escapes the quote (`$'it\'s'`).
+            '$' if open == '(' && chars.get(i + 1) == Some(&'\'') => {
+                i += 2;
+                while let Some(&d) = chars.get(i) {
+                    match d {
+                        '\\' => i += 1,
+                        '\'' => break,
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
             '$' if chars.get(i + 1) == Some(&'(') || chars.get(i + 1) == Some(&'{') => {
                 let (o, c) = if chars[i + 1] == '(' {
                     ('(', ')')
@@ -476,6 +488,16 @@ mod tests {
         assert_eq!(decode_ansi_c(r"a\'b\n"), "a'b\n");
         assert_eq!(decode_ansi_c(r"\q"), r"\q");
     }
+    #[test]
+    fn substitutions_hold_ansi_c_quotes() {
+        // Found by the differential test against bash: `\'` inside `$'..'` does not close it.
+        let pieces = scan(r#""$(p2 $'\x41\'z' a)"b"#).unwrap();
+        assert!(
+            matches!(&pieces[0], Piece::Substitution { script, .. } if script == r"p2 $'\x41\'z' a")
+        );
+        assert_eq!(pieces[1], lit("b", false));
+    }
+
     #[test]
     fn quotes_and_escapes() {
         assert_eq!(scan(r"\rm").unwrap(), [lit("r", true), lit("m", false)]);

@@ -92,6 +92,11 @@ struct Walker<'a> {
     bound: Vec<(String, Arg)>,
     /// Variables assigned text that runs code when evaluated as arithmetic (`x='a[$(id)]'`).
     subscripted: Vec<String>,
+    /// The texts of the scripts being walked, innermost last (the syntax tree's locations
+    /// point into them).
+    sources: Vec<String>,
+    /// How many `cd`s (and `popd`s) the walk has followed.
+    cds: usize,
 }
 
 impl<'a> Walker<'a> {
@@ -107,6 +112,8 @@ impl<'a> Walker<'a> {
             tainted: Vec::new(),
             bound: Vec::new(),
             subscripted: Vec::new(),
+            sources: Vec::new(),
+            cds: 0,
         }
     }
 
@@ -126,6 +133,7 @@ impl<'a> Walker<'a> {
 
     /// Follows `cd DIR` / `pushd DIR`, so later relative paths resolve where they will run.
     fn change_directory(&mut self, command: &Command) {
+        self.cds += 1;
         let operand = command
             .args()
             .iter()
@@ -139,6 +147,17 @@ impl<'a> Walker<'a> {
             Some(_) if self.cwd.is_empty() => String::new(),
             Some(a) => absolutize(&a.text, self.home, &self.cwd),
         };
+    }
+
+    /// Walks code that may not run (after `&&` or `||`, a branch, a loop's body, a function's
+    /// body): a `cd` in it leaves the directory unknown from there on.
+    fn maybe<T>(&mut self, walk: impl FnOnce(&mut Self) -> T) -> T {
+        let before = self.cds;
+        let result = walk(self);
+        if self.cds != before {
+            self.cwd.clear();
+        }
+        result
     }
 
     fn finish(self) -> Reading {
@@ -174,9 +193,11 @@ impl<'a> Walker<'a> {
         let mut parser = Parser::new(std::io::Cursor::new(text.as_bytes()), &self.options);
         match parser.parse_program() {
             Ok(program) => {
+                self.sources.push(text.to_owned());
                 for list in &program.complete_commands {
                     self.compound_list(list, ctx);
                 }
+                self.sources.pop();
             }
             Err(e) => {
                 self.failed = Some(text.to_owned());
@@ -195,10 +216,32 @@ impl<'a> Walker<'a> {
                 forks: ctx.forks || background,
                 ..ctx.clone()
             };
+            // A `cd` in the list holds for what follows it only while every operator so far is
+            // `&&` (what runs then ran after it); after the list, only if it was in the first
+            // pipeline, which always runs.
+            // In the background, the list runs in a child shell: its `cd` stays there.
+            let here = background.then(|| self.cwd.clone());
             self.pipeline(&and_or.first, &ctx);
+            let after_first = self.cds;
+            let mut all_and = true;
             for next in &and_or.additional {
-                let (ast::AndOr::And(p) | ast::AndOr::Or(p)) = next;
+                let p = match next {
+                    ast::AndOr::And(p) => p,
+                    ast::AndOr::Or(p) => {
+                        all_and = false;
+                        p
+                    }
+                };
+                if !all_and && self.cds != after_first {
+                    self.cwd.clear();
+                }
                 self.pipeline(p, &ctx);
+            }
+            if self.cds != after_first {
+                self.cwd.clear();
+            }
+            if let Some(here) = here {
+                self.cwd = here;
             }
         }
     }
@@ -255,6 +298,7 @@ impl<'a> Walker<'a> {
 
     fn command(&mut self, command: &ast::Command, ctx: &Ctx) {
         let start = self.out.len();
+        let cwd = self.cwd.clone();
         let redirects = match command {
             ast::Command::Simple(simple) => return self.simple(simple, ctx),
             ast::Command::Compound(compound, redirects) => {
@@ -267,8 +311,15 @@ impl<'a> Walker<'a> {
                     NoteKind::Defines,
                     format!("defines a function `{name}`, which changes what that name runs"),
                 );
+                // The body runs wherever the function is called.
                 self.defining.push(name);
+                let (here, before) = (std::mem::take(&mut self.cwd), self.cds);
                 self.compound(&function.body.0, ctx);
+                self.cwd = if self.cds == before {
+                    here
+                } else {
+                    String::new()
+                };
                 self.defining.pop();
                 &function.body.1
             }
@@ -277,18 +328,44 @@ impl<'a> Walker<'a> {
                 redirects
             }
         };
-        self.group_redirects(start, redirects.as_ref().map(|r| r.0.as_slice()), ctx);
+        self.group_redirects(start, &cwd, redirects.as_ref().map(|r| r.0.as_slice()), ctx);
+    }
+
+    /// Walks a loop's body: run again after a `cd` in it, none of its commands has a directory
+    /// known statically.
+    fn body(&mut self, list: &ast::CompoundList, ctx: &Ctx) {
+        let (start, before) = (self.out.len(), self.cds);
+        self.compound_list(list, ctx);
+        if self.cds != before {
+            for command in &mut self.out[start..] {
+                command.cwd.clear();
+            }
+        }
     }
 
     /// `{ ..; } > file`: every command inside (since `start`) writes to `file`; with no
     /// command inside, the redirections are recorded alone.
-    fn group_redirects(&mut self, start: usize, redirects: Option<&[ast::IoRedirect]>, ctx: &Ctx) {
+    fn group_redirects(
+        &mut self,
+        start: usize,
+        cwd: &str,
+        redirects: Option<&[ast::IoRedirect]>,
+        ctx: &Ctx,
+    ) {
         let Some(redirects) = redirects.filter(|r| !r.is_empty()) else {
             return;
         };
         let mut group = Command::default();
         for r in redirects {
             self.redirect(r, &mut group, ctx);
+        }
+        // The files are opened where the group starts, not where a `cd` inside it leads.
+        if !cwd.is_empty() {
+            for a in group.writes.iter_mut().chain(group.reads.iter_mut()) {
+                if !a.dynamic && !a.glob && !a.text.starts_with(['/', '~']) {
+                    a.text = absolutize(&a.text, self.home, cwd);
+                }
+            }
         }
         if self.out.len() == start {
             self.record(group);
@@ -335,8 +412,23 @@ impl<'a> Walker<'a> {
 
     fn compound(&mut self, compound: &ast::CompoundCommand, ctx: &Ctx) {
         use ast::CompoundCommand as C;
+        if !matches!(
+            compound,
+            C::BraceGroup(_) | C::Subshell(_) | C::Arithmetic(_)
+        ) {
+            return self.maybe(|x| x.branches(compound, ctx));
+        }
+        self.branches(compound, ctx);
+    }
+
+    /// The commands of a compound command.
+    fn branches(&mut self, compound: &ast::CompoundCommand, ctx: &Ctx) {
+        use ast::CompoundCommand as C;
         match compound {
-            C::Arithmetic(a) => self.arithmetic(&a.expr.value, ctx),
+            C::Arithmetic(a) => match self.nested_subshells(&a.loc) {
+                Some(inner) => self.in_child(|x| x.script(&inner, ctx)),
+                None => self.arithmetic(&a.expr.value, ctx),
+            },
             C::ArithmeticForClause(f) => {
                 for e in [&f.initializer, &f.condition, &f.updater]
                     .into_iter()
@@ -344,7 +436,7 @@ impl<'a> Walker<'a> {
                 {
                     self.arithmetic(&e.value, ctx);
                 }
-                self.compound_list(&f.body.list, ctx);
+                self.body(&f.body.list, ctx);
             }
             C::BraceGroup(b) => self.compound_list(&b.list, ctx),
             C::Subshell(s) => self.in_child(|x| x.compound_list(&s.list, ctx)),
@@ -361,14 +453,17 @@ impl<'a> Walker<'a> {
                 };
                 let had = bound.is_some();
                 self.bound.extend(bound);
-                self.compound_list(&f.body.list, ctx);
+                self.body(&f.body.list, ctx);
                 if had {
                     self.bound.pop();
                 }
             }
             C::CaseClause(c) => {
                 self.words(&c.value, ctx);
+                // One arm runs: each starts where the `case` does.
+                let here = self.cwd.clone();
                 for item in &c.cases {
+                    self.cwd.clone_from(&here);
                     for p in &item.patterns {
                         self.words(p, ctx);
                     }
@@ -379,8 +474,10 @@ impl<'a> Walker<'a> {
             }
             C::IfClause(i) => {
                 self.compound_list(&i.condition, ctx);
+                let here = self.cwd.clone();
                 self.compound_list(&i.then, ctx);
                 for e in i.elses.iter().flatten() {
+                    self.cwd.clone_from(&here);
                     if let Some(condition) = &e.condition {
                         self.compound_list(condition, ctx);
                     }
@@ -388,8 +485,8 @@ impl<'a> Walker<'a> {
                 }
             }
             C::WhileClause(w) | C::UntilClause(w) => {
-                self.compound_list(&w.0, ctx);
-                self.compound_list(&w.1.list, ctx);
+                self.body(&w.0, ctx);
+                self.body(&w.1.list, ctx);
             }
             C::Coprocess(c) => self.command(
                 &c.body,
@@ -399,6 +496,20 @@ impl<'a> Walker<'a> {
                 },
             ),
         }
+    }
+
+    /// `( ( cmd ) )`, which brush-parser reads as the arithmetic command `(( cmd ))`, but bash
+    /// only when the two parentheses touch: with a space between them, two nested subshells
+    /// running `cmd`. The text inside the outer one, then.
+    fn nested_subshells(&self, loc: &brush_parser::SourceSpan) -> Option<String> {
+        let source = self.sources.last()?;
+        let text: String = source
+            .chars()
+            .skip(loc.start.index)
+            .take(loc.end.index.saturating_sub(loc.start.index))
+            .collect();
+        let inside = text.strip_prefix('(')?.strip_suffix(')')?;
+        (!inside.starts_with('(')).then(|| inside.to_owned())
     }
 
     /// An arithmetic expression (`(( .. ))`, `$(( .. ))`, `let`, an operand of `-eq`): a
@@ -827,7 +938,10 @@ impl<'a> Walker<'a> {
                 Step::Stdin { shell } => self.stdin_code(inv, shell, ctx),
                 Step::Run(each) => self.run(*each, ctx),
                 Step::ChangeDirectory => self.change_directory(inv),
-                Step::LeaveDirectory => self.cwd.clear(),
+                Step::LeaveDirectory => {
+                    self.cds += 1;
+                    self.cwd.clear();
+                }
             }
         }
     }
@@ -881,7 +995,10 @@ impl<'a> Walker<'a> {
             return;
         }
         let inner = self.inner_ctx(inv, ctx);
+        // Another shell (or code run later): a loop variable bound here is not its value.
+        let bound = std::mem::take(&mut self.bound);
         self.in_child(|x| x.script(&code.text, &inner));
+        self.bound = bound;
     }
 
     /// Code passed as words joined by spaces (`eval`, `watch`).
@@ -952,7 +1069,9 @@ impl<'a> Walker<'a> {
                 if matches!(inv.name.as_str(), "source" | ".") {
                     self.script(code, &inner);
                 } else {
+                    let bound = std::mem::take(&mut self.bound);
                     self.in_child(|x| x.script(code, &inner));
+                    self.bound = bound;
                 }
             }
             Feed::Text(_) | Feed::Nothing => {}
@@ -988,4 +1107,67 @@ fn runs_in_subscript(expr: &str) -> bool {
     expr.split('[')
         .skip(1)
         .any(|inside| inside.contains('$') || inside.contains('`'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(text: &str) -> Vec<String> {
+        read_shell(text, "/home/u", "/w")
+            .commands
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn spaced_parentheses_are_subshells_not_arithmetic() {
+        // Found by the differential test against bash: brush-parser reads `( ( cmd ) )` as
+        // `(( cmd ))`, but bash runs `cmd` in two subshells.
+        assert_eq!(names("( ( rm -rf x && id ) )"), ["rm", "id"]);
+        assert_eq!(names("x; ( (rm a) ) > f"), ["x", "rm"]);
+        assert_eq!(names("( ( ( id ) ) )"), ["id"]);
+        assert!(names("((i++)); (( x + 1 ))").is_empty());
+    }
+
+    #[test]
+    fn found_against_bash() {
+        // A loop variable is not set in the shell `bash -c` starts.
+        let reading = read_shell(
+            "for x in a; do bash -c 'p \"$x\"'; p \"$x\"; done",
+            "/h",
+            "/w",
+        );
+        let p: Vec<_> = reading.commands.iter().filter(|c| c.name == "p").collect();
+        assert!(p[0].argv[1].dynamic);
+        assert!(p[1].argv[1].is("a"));
+        // A list in the background runs in a child shell: its `cd` stays there.
+        let reading = read_shell("cd d && a || b & wait; c", "/h", "/w");
+        assert_eq!(reading.commands.last().map(|c| c.cwd.as_str()), Some("/w"));
+    }
+
+    #[test]
+    fn a_cd_that_may_not_run_leaves_the_directory_unknown() {
+        // Found by the differential test against bash: `a || cd d && b` runs `b` in `/w`
+        // when `a` succeeds.
+        let cwds = |text: &str| -> Vec<String> {
+            read_shell(text, "/home/u", "/w")
+                .commands
+                .iter()
+                .map(|c| c.cwd.clone())
+                .collect()
+        };
+        assert_eq!(cwds("cd d && b"), ["/w/d", "/w/d"]);
+        assert_eq!(cwds("a || cd d && b; c"), ["/w", "/w/d", "", ""]);
+        assert_eq!(cwds("if a; then cd d; fi; b"), ["/w", "/w/d", ""]);
+        assert_eq!(cwds("a && cd d && b; c"), ["/w", "/w/d", "/w/d", ""]);
+        assert_eq!(cwds("f() { cd d; }; b"), ["", ""]);
+        assert_eq!(cwds("f() { c; }; cd /t; f"), ["", "/t", "/t"]);
+        assert_eq!(cwds("( cd d; b ); c"), ["/w/d", "/w/d", "/w"]);
+        assert_eq!(cwds("for x in a b; do cd d; b; done"), ["", ""]);
+        assert_eq!(cwds("case x in a) cd d;; *) b;; esac"), ["/w/d", "/w"]);
+        let reading = read_shell("{ cd d && b; } > f", "/home/u", "/w");
+        assert_eq!(reading.commands[1].writes[0].text, "/w/f");
+    }
 }

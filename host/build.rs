@@ -40,11 +40,11 @@ fn main() {
         println!("cargo:rerun-if-changed={}", path.display());
     }
     for krate in BUILTINS.iter().copied().chain(["sdk", "shell"]) {
-        for part in ["src", "Cargo.toml"] {
-            println!(
-                "cargo:rerun-if-changed={}",
-                plugins.join(krate).join(part).display()
-            );
+        for part in ["src", "Cargo.toml", "tests"] {
+            let path = plugins.join(krate).join(part);
+            if path.exists() {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
         }
     }
 
@@ -134,9 +134,10 @@ fn main() {
 }
 
 /// `vendored.rs`: the sources `acp-gate plugin new --lang rust` writes under the new project's
-/// `vendor/acp-gate/` (the plugins' SDK and shell crates, the WIT they build against, the
-/// plugins' workspace manifest and lock), each as `(path in the repository, text)`: the new
-/// plugin builds against exactly the crates the built-ins of this binary were built with.
+/// `vendor/acp-gate/` (the plugins' SDK and shell crates with their tests, the WIT they build
+/// against, the plugins' workspace manifest and lock), each as `(path in the repository,
+/// text)`: the new plugin builds against exactly the crates the built-ins of this binary were
+/// built with.
 fn vendored_sources(repository: &Path, out_dir: &Path) {
     let mut files = vec![
         PathBuf::from("wit/plugin.wit"),
@@ -145,7 +146,13 @@ fn vendored_sources(repository: &Path, out_dir: &Path) {
     ];
     for krate in ["plugins/sdk", "plugins/shell"] {
         files.push(Path::new(krate).join("Cargo.toml"));
-        let mut dirs = vec![Path::new(krate).join("src")];
+        // Its sources, and its tests: a target the manifest names (the shell crate's
+        // differential test) must be there for cargo to read the manifest at all.
+        let mut dirs: Vec<PathBuf> = ["src", "tests"]
+            .iter()
+            .map(|dir| Path::new(krate).join(dir))
+            .filter(|dir| repository.join(dir).is_dir())
+            .collect();
         while let Some(dir) = dirs.pop() {
             let entries = std::fs::read_dir(repository.join(&dir))
                 .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));

@@ -61,21 +61,21 @@ impl ResolvedBy {
     /// wrote: the name in the parentheses after the answer's word (a message after it may say
     /// anything). `None`: nobody is named (the chain, or a cancel).
     pub fn of_answer(answer: &str) -> Option<ResolvedBy> {
-        use ResolvedBy::*;
         let (_, note) = answer.split_once(" (")?;
         let name = note.split([':', ')']).next()?;
-        [
-            SessionRule,
-            User,
-            Escalated,
-            Granted,
-            Editor,
-            Agent,
-            Reviewer,
-        ]
-        .into_iter()
-        .find(|by| by.as_str() == name)
+        Self::NAMED.into_iter().find(|by| by.as_str() == name)
     }
+
+    /// Those [`annotate`](Self::annotate) names in an answer.
+    const NAMED: [ResolvedBy; 7] = [
+        ResolvedBy::SessionRule,
+        ResolvedBy::User,
+        ResolvedBy::Escalated,
+        ResolvedBy::Granted,
+        ResolvedBy::Editor,
+        ResolvedBy::Agent,
+        ResolvedBy::Reviewer,
+    ];
 }
 
 /// What was asked and how the chain decided: the part every view shows.
@@ -279,16 +279,7 @@ mod tests {
     #[test]
     fn who_gave_an_answer_is_read_back_from_what_annotate_wrote() {
         use ResolvedBy::*;
-        let named = [
-            SessionRule,
-            User,
-            Escalated,
-            Granted,
-            Editor,
-            Agent,
-            Reviewer,
-        ];
-        for by in named {
+        for by in ResolvedBy::NAMED {
             for message in [None, Some("esc-1 by bob: ask (user) first: (editor)")] {
                 let answer = by.annotate("allow-once", message);
                 assert_eq!(ResolvedBy::of_answer(&answer), Some(by), "{answer}");

@@ -80,6 +80,16 @@ pub enum Item<'a> {
     Missing(&'static str),
 }
 
+impl<'a> Item<'a> {
+    /// The operand it is, if it is one.
+    pub fn operand(&self) -> Option<&'a Arg> {
+        match self {
+            Item::Operand(arg) => Some(arg),
+            _ => None,
+        }
+    }
+}
+
 /// The option `name` with its value taken from the next word(s) at `*i`.
 fn separate<'a>(name: &'static str, value: Value, args: &'a [Arg], i: &mut usize) -> Item<'a> {
     let words = if value == Value::Pair { 2 } else { 1 };

@@ -118,10 +118,7 @@ fn chmod(judge: &mut Judge, args: &[Arg]) -> bool {
     ];
     // A mode such as `-w` reads as an option: only the plain forms are understood.
     let items = parse(args, &[QUIET], Style::Gnu);
-    let mut operands = items.iter().filter_map(|i| match i {
-        Item::Operand(a) => Some(*a),
-        _ => None,
-    });
+    let mut operands = items.iter().filter_map(Item::operand);
     let understood = items
         .iter()
         .all(|i| matches!(i, Item::Option { .. } | Item::Operand(_)));

@@ -1209,10 +1209,7 @@ fn query_is_read(items: &[Item]) -> bool {
             }
         )
     });
-    let query = items.iter().find_map(|i| match i {
-        Item::Operand(a) => Some(a),
-        _ => None,
-    });
+    let query = items.iter().find_map(Item::operand);
     !from_file && query.is_none_or(|q| !q.dynamic && query_is_pure(&q.text))
 }
 

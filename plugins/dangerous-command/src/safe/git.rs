@@ -1055,10 +1055,7 @@ pub(super) fn judge(judge: &mut Judge, name: &str) -> Option<bool> {
             // Like `grep -r`: every file of the tree, ignored ones (`.env`) too.
             let trees: Vec<&Arg> = items
                 .iter()
-                .filter_map(|i| match i {
-                    Item::Operand(a) => Some(*a),
-                    _ => None,
-                })
+                .filter_map(Item::operand)
                 .skip(usize::from(!items.iter().any(|i| {
                     matches!(
                         i,

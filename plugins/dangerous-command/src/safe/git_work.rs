@@ -509,13 +509,7 @@ fn operands_safe(
                 .is_some_and(|p| p > d)
         })
     };
-    let operands: Vec<&Arg> = items
-        .iter()
-        .filter_map(|i| match i {
-            Item::Operand(a) => Some(*a),
-            _ => None,
-        })
-        .collect();
+    let operands: Vec<&Arg> = items.iter().filter_map(Item::operand).collect();
     let last = operands.len().saturating_sub(1);
     operands.iter().enumerate().all(|(k, a)| {
         let kind = match kind {

@@ -830,13 +830,7 @@ fn toolchain(judge: &mut Judge, t: &Toolchain, args: &[Arg]) -> bool {
         style: t.style,
     };
     let items = parse(words, &[t.global, sub.options], t.style);
-    let operands: Vec<&Arg> = items
-        .iter()
-        .filter_map(|i| match i {
-            Item::Operand(a) => Some(*a),
-            _ => None,
-        })
-        .collect();
+    let operands: Vec<&Arg> = items.iter().filter_map(Item::operand).collect();
     let targets = match sub.rest {
         Operands::Targets if sub.names.contains(&"pip") => uv_pip(&operands),
         Operands::Targets => operands.iter().all(|a| !a.dynamic && build_target(&a.text)),

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Sandbox, sdk_agent_script, stderr};
+use crate::common::{Sandbox, pipe, sdk_agent_script, stderr};
 use crate::proxy::Editor;
 
 /// `acp-gate run --non-interactive --format json ARGS -p PROMPT [-- node sdk-agent.mjs]`: its
@@ -313,5 +313,160 @@ fn audit_suggest_turns_what_people_approved_into_rules_that_check_accepts() {
         decide("terraform apply -auto-approve"),
         "ask",
         "as narrow as what was approved"
+    );
+}
+
+#[test]
+fn audit_replay_shows_what_a_new_policy_would_change_on_recorded_traffic() {
+    let sandbox = Sandbox::new();
+    let audit = sandbox.root.join("audit.jsonl");
+    let log = audit.to_str().unwrap();
+    // Traffic in two shapes: ACP permission requests (`check --audit`) and Claude Code's hook.
+    for command in ["npm run build", "cargo test", "git status"] {
+        let output = sandbox.run(&["check", "--audit", log, "--command", command], "");
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let edit = sandbox.run(
+        &[
+            "check",
+            "--audit",
+            log,
+            "--kind",
+            "edit",
+            "--path",
+            "src/main.rs",
+            "--content",
+            "fn main() {}",
+        ],
+        "",
+    );
+    assert!(edit.status.success(), "{}", stderr(&edit));
+    for command in ["make deploy", "make deploy --env prod"] {
+        let payload = json!({
+            "session_id": "s1", "transcript_path": "/dev/null", "cwd": sandbox.workspace,
+            "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": command},
+        });
+        let output = pipe(
+            sandbox
+                .command(&["hook", "claude"])
+                .env("ACP_GATE_AUDIT_LOG", &audit),
+            &payload.to_string(),
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    // A line from before audit lines carried their request is left out, and said so.
+    let mut text = std::fs::read_to_string(&audit).unwrap();
+    text.insert_str(
+        0,
+        &format!(
+            "{}\n",
+            json!({"timestamp_ms": 1, "kind": "execute", "subject": "old", "decision": "ask"})
+        ),
+    );
+    std::fs::write(&audit, text).unwrap();
+
+    // The same policy decides every recorded request as it was decided.
+    let same = sandbox.run(&["audit", "replay", log, "--format", "json"], "");
+    let report: Value =
+        serde_json::from_slice(&same.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&same)));
+    assert_eq!(same.status.code(), Some(0), "{report}");
+    assert_eq!(
+        (
+            report["decided"].as_u64(),
+            report["changed"].as_u64(),
+            report["skipped"].as_u64()
+        ),
+        (Some(6), Some(0), Some(1)),
+        "{report}"
+    );
+
+    let new = sandbox.write(
+        "new.toml",
+        r#"
+[[handler]]
+name = "team"
+plugin = "builtin:org-policy"
+control = "required"
+on_error = "deny"
+[handler.config]
+rules = [
+  { name = "deploys", decision = "allow", prefix = ["make", "deploy"], match = ["make deploy"] },
+  { name = "no-npm-run", decision = "deny", reason = "npm scripts go through CI", prefix = ["npm", "run"], match = ["npm run build"] },
+]
+"#,
+    );
+    let new = new.to_str().unwrap();
+    let changed = sandbox.run(
+        &[
+            "audit",
+            "replay",
+            log,
+            "--handlers",
+            new,
+            "--format",
+            "json",
+        ],
+        "",
+    );
+    assert_eq!(changed.status.code(), Some(6), "{}", stderr(&changed));
+    let report: Value = serde_json::from_slice(&changed.stdout).unwrap();
+    assert_eq!(report["changed"], 3, "{report}");
+    let groups = report["groups"].as_array().unwrap();
+    let group = |was: &str, now: &str| {
+        groups
+            .iter()
+            .find(|g| g["was"] == was && g["now"] == now)
+            .unwrap_or_else(|| panic!("no {was} -> {now} group in {report}"))
+    };
+    let deploys = group("ask", "allow");
+    assert_eq!(deploys["count"], 2, "both hook calls: {report}");
+    assert_eq!(deploys["rule"], "allowed by team");
+    assert_eq!(deploys["examples"][1]["subject"], "make deploy --env prod");
+    let npm = group("allow", "deny");
+    assert_eq!(npm["count"], 1);
+    assert!(
+        npm["rule"].as_str().unwrap().contains("no-npm-run"),
+        "{npm}"
+    );
+    assert_eq!(npm["examples"][0]["subject"], "npm run build");
+
+    // A time range: nothing was recorded before 2020; all of it in the last hour.
+    let before = sandbox.run(
+        &[
+            "audit",
+            "replay",
+            log,
+            "--handlers",
+            new,
+            "--until",
+            "2020-01-01",
+            "--format",
+            "json",
+        ],
+        "",
+    );
+    let report: Value = serde_json::from_slice(&before.stdout).unwrap();
+    assert_eq!(
+        (report["decided"].as_u64(), before.status.code()),
+        (Some(0), Some(0)),
+        "{report}"
+    );
+    let recent = sandbox.run(
+        &["audit", "replay", log, "--handlers", new, "--since", "1h"],
+        "",
+    );
+    let text = String::from_utf8_lossy(&recent.stdout);
+    assert!(
+        text.contains("6 request(s) decided again, 3 would change"),
+        "{text}"
+    );
+    assert!(text.contains("ASK -> ALLOW  2×  allowed by team"), "{text}");
+    let wrong = sandbox.run(&["audit", "replay", log, "--since", "yesterday"], "");
+    assert_eq!(wrong.status.code(), Some(1), "{}", stderr(&wrong));
+    assert!(
+        stderr(&wrong).contains("`yesterday` is not a time"),
+        "{}",
+        stderr(&wrong)
     );
 }

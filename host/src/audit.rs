@@ -127,6 +127,8 @@ impl AuditLog {
                     allowed,
                     trace: request.trace_context(),
                     agent: self.agent.as_deref(),
+                    request,
+                    params: &request.raw,
                 };
                 let line = serde_json::to_string(&line).map_err(std::io::Error::other)?;
                 tail.file.write_all(format!("{line}\n").as_bytes())?;

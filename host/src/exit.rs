@@ -18,6 +18,9 @@ pub const AGENT_FAILED: u8 = 4;
 /// `run`, `proxy`: at least one decision could not be written to the audit log (that request
 /// was refused: a decision that is not recorded is not made).
 pub const UNRECORDED: u8 = 5;
+/// `audit replay`: under the policy replayed, at least one recorded request would be decided
+/// otherwise (so a CI job can hold a policy change back until its changes are looked at).
+pub const REPLAY_CHANGED: u8 = 6;
 /// SIGHUP (128 + 1): `proxy` stops the agent first.
 pub const HANGUP: u8 = 129;
 /// SIGINT or Ctrl-C (128 + 2): `run` cancelled a one-shot turn or was interrupted twice.

@@ -36,6 +36,7 @@ mod hook;
 pub mod paths;
 pub mod policy;
 mod record;
+pub mod replay;
 pub mod request;
 mod resolve;
 mod review;

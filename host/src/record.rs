@@ -155,6 +155,10 @@ pub struct AuditLine<'a> {
     /// The agent's program, when the gate knows it (for the review service's audit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<&'a str>,
+    /// The request whole, as the chain saw it, and the params the agent sent: what `acp-gate
+    /// audit replay` decides again under another policy (see [`crate::replay`]).
+    pub request: &'a ToolRequest,
+    pub params: &'a Value,
 }
 
 /// A line's place in its log's hash chain.

@@ -1,6 +1,7 @@
-//! `acp-gate audit [summary]`, `audit suggest`, `audit verify` and `audit ship`: an audit log
-//! read back (see [`crate::review`]) with the escalations still open, its hash chain checked
-//! (see [`crate::audit::verify`]), and its spool sent to the review service.
+//! `acp-gate audit [summary]`, `audit suggest`, `audit replay`, `audit verify` and `audit ship`:
+//! an audit log read back (see [`crate::review`]) with the escalations still open, decided again
+//! under another policy (see [`crate::replay`]), its hash chain checked (see
+//! [`crate::audit::verify`]), and its spool sent to the review service.
 
 use std::path::PathBuf;
 
@@ -8,12 +9,14 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use crate::args::{EscalationArgs, OutputFormat};
+use crate::args::{EscalationArgs, OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
 use crate::exit;
+use crate::replay;
 use crate::review::{self, Counts};
 use crate::service::escalator::{Escalator, Origin};
 use crate::state::{self, Escalations};
+use crate::style::Style;
 
 #[derive(Args, Debug)]
 pub struct AuditArgs {
@@ -31,6 +34,11 @@ pub enum AuditCommand {
     /// Org-policy allow rules for the commands people approved again and again, each as
     /// narrow as what they approved, as a handlers.toml to test with `acp-gate check`.
     Suggest(SuggestArgs),
+    /// Decide every recorded request again under another policy (`--handlers NEW.toml`) and
+    /// list what would change (allow -> ask or deny, and back), grouped by the rule that
+    /// changes it: a policy change reviewed against real traffic before it ships. Exit code 6
+    /// when something would change.
+    Replay(ReplayArgs),
     /// Check the log's hash chain: each line must name the hash of the line before it. Names
     /// the first line where it breaks (exit code 1).
     Verify(VerifyArgs),
@@ -83,8 +91,30 @@ pub struct SuggestArgs {
     pub format: OutputFormat,
 }
 
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The audit log [default: as for `audit`].
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// The policy to decide under: `--handlers NEW.toml` (and `--org-handlers` for the org
+    /// layer), as for `acp-gate check`.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Only requests recorded at or after this time: 2026-11-29T10:00:00Z, 2026-11-29, or an
+    /// age such as 24h or 7d.
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Only requests recorded before this time (same forms as `--since`).
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// Output format: `json` is the whole report as one object.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+}
+
 pub async fn audit(args: AuditArgs) -> Result<u8> {
     match args.command {
+        Some(AuditCommand::Replay(replay)) => self::replay(replay).await,
         Some(AuditCommand::Suggest(suggest)) => self::suggest(suggest),
         Some(AuditCommand::Summary(summary)) => self::summary(summary),
         Some(AuditCommand::Verify(verify)) => self::verify(verify),
@@ -217,4 +247,98 @@ fn suggest(args: SuggestArgs) -> Result<u8> {
         OutputFormat::Text => print!("{}", review::handlers_toml(&suggestions, &path)),
     }
     Ok(exit::OK)
+}
+
+async fn replay(args: ReplayArgs) -> Result<u8> {
+    let path = args.file.clone().unwrap_or_else(AuditLog::default_path);
+    let now = state::now_ms();
+    let since = args
+        .since
+        .as_deref()
+        .map(|t| replay::moment(t, now))
+        .transpose()?;
+    let until = args
+        .until
+        .as_deref()
+        .map(|t| replay::moment(t, now))
+        .transpose()?;
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read the audit log {}", path.display()))?;
+    let (mut records, mut skipped) = (Vec::new(), 0);
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let value: serde_json::Value = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}: not an audit record", path.display(), n + 1))?;
+        match replay::Recorded::from_line(&value) {
+            Some(record)
+                if since.is_none_or(|t| record.timestamp_ms >= t)
+                    && until.is_none_or(|t| record.timestamp_ms < t) =>
+            {
+                records.push(record);
+            }
+            Some(_) => {}
+            None => skipped += 1,
+        }
+    }
+    let options = super::load_options(&args.policy)?;
+    let chain = crate::load_chain(&options).await?;
+    for notice in &chain.notices {
+        eprintln!("acp-gate: {notice}");
+    }
+    let broken = chain.load_failures().count();
+    if broken > 0 {
+        anyhow::bail!(
+            "{broken} handler(s) failed to load (see above): a replay under a broken policy would only show its failures; `acp-gate plugin validate --resolve FILE` checks a handlers.toml"
+        );
+    }
+    let report = replay::replay(std::sync::Arc::new(chain), records, skipped).await?;
+    match args.format {
+        OutputFormat::Json => println!("{}", json!(report)),
+        OutputFormat::Text => print_replay(&path, &report),
+    }
+    Ok(if report.changed > 0 {
+        exit::REPLAY_CHANGED
+    } else {
+        exit::OK
+    })
+}
+
+fn print_replay(path: &std::path::Path, report: &replay::Report) {
+    let style = Style::stdout();
+    println!(
+        "{}: {} request(s) decided again, {} would change",
+        path.display(),
+        report.decided,
+        report.changed
+    );
+    if report.skipped > 0 {
+        println!(
+            "  {}",
+            style.dim(&format!(
+                "{} line(s) left out: written before audit lines carried their request",
+                report.skipped
+            ))
+        );
+    }
+    for group in &report.groups {
+        println!(
+            "\n{} -> {}  {}×  {}",
+            style.outcome(group.was),
+            style.outcome(group.now),
+            group.count,
+            group.rule
+        );
+        for change in &group.examples {
+            println!("  {} {}", style.dim(change.kind), change.subject);
+        }
+        if group.count > group.examples.len() {
+            println!(
+                "  {}",
+                style.dim(&format!("and {} more", group.count - group.examples.len()))
+            );
+        }
+    }
 }

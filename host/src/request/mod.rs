@@ -19,13 +19,13 @@ mod tool_call;
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::paths;
 
 /// ACP's tool kinds (`ToolKind`); unknown values read as `Other`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolKind {
     Read,
@@ -62,7 +62,7 @@ impl ToolKind {
 }
 
 /// How a request reached the host.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RequestSource {
     PermissionRequest,
@@ -104,7 +104,7 @@ impl RequestSource {
 }
 
 /// ACP's `PermissionOptionKind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OptionKind {
     AllowOnce,
@@ -114,7 +114,7 @@ pub enum OptionKind {
 }
 
 /// One answer the agent offers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PermissionOption {
     pub id: String,
     pub name: String,
@@ -122,7 +122,7 @@ pub struct PermissionOption {
 }
 
 /// What a request does to a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Access {
     Read,
@@ -131,7 +131,7 @@ pub enum Access {
 }
 
 /// One path a request touches: as written, as the kernel would see it, and why it is here.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PathRef {
     pub raw: String,
     pub absolute: PathBuf,
@@ -160,7 +160,7 @@ impl PathRef {
 }
 
 /// A proposed file change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Diff {
     pub path: PathBuf,
     pub old_text: Option<String>,
@@ -168,7 +168,7 @@ pub struct Diff {
 }
 
 /// The command a request would run, as argv and/or a shell string.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandLine {
     pub argv: Option<Vec<String>>,
     pub shell: Option<String>,
@@ -218,7 +218,7 @@ impl SessionContext {
 }
 
 /// One normalised permission request (the host's side of the WIT `request` record).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolRequest {
     pub session_id: String,
     pub tool_call_id: String,

@@ -2148,3 +2148,152 @@ fn a_proxy_and_hook_serve_ship_their_audit_records() {
         "what is left goes when it is stopped"
     );
 }
+
+/// The `csrf` value a signed-in page carries in its forms.
+fn page_csrf(page: &str) -> String {
+    let after = page
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .expect("a form with a CSRF token");
+    after.split('"').next().unwrap().to_owned()
+}
+
+/// Closing the loop to policy: the rules reviewers proposed are listed with the requests that
+/// led to them and export as a handlers.toml that loads and allows exactly what was allowed;
+/// an admin replays the audit the gates shipped under it and sees what would change; a
+/// reviewer may not replay, and a policy naming a plugin file is refused.
+#[test]
+fn proposed_rules_export_as_a_policy_and_an_admin_replays_the_audit_under_it() {
+    let review = Review::sqlite(&[]);
+    let url = review.service.url.clone();
+    let admin = token(&review.sandbox, &review.database, "admin", "carol", None);
+    for (id, subject) in [
+        ("esc-1", "make deploy"),
+        ("esc-2", "make deploy --env staging"),
+        ("esc-3", "terraform plan"),
+    ] {
+        let (status, said) = call(
+            "POST",
+            &format!("{url}/v1/escalations"),
+            &review.gate,
+            Some(submission(id, subject)),
+        );
+        assert_eq!(status, 201, "{said}");
+    }
+    for (id, choice) in [
+        ("esc-1", "allow_and_propose"),
+        ("esc-2", "allow_and_propose"),
+        ("esc-3", "allow"),
+    ] {
+        let (status, said) = review.decide(&review.reviewer, id, json!({ "choice": choice }));
+        assert_eq!(status, 200, "{said}");
+    }
+    // Traffic a gate recorded and shipped.
+    let sandbox = &review.sandbox;
+    let log = sandbox.root.join("traffic.jsonl");
+    let log = log.to_str().unwrap();
+    for command in ["make deploy", "npm run build", "cargo test"] {
+        let output = sandbox.run(&["check", "--audit", log, "--command", command], "");
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let key = review.key.to_str().unwrap();
+    let shipped = sandbox
+        .command(&[
+            "audit",
+            "ship",
+            log,
+            "--escalate-to",
+            &url,
+            "--service-key",
+            key,
+        ])
+        .env("ACP_GATE_SERVICE_TOKEN", &review.gate)
+        .output()
+        .unwrap();
+    assert!(shipped.status.success(), "{}", stderr(&shipped));
+
+    let cookie = sign_in(&url, &review.reviewer);
+    let get = |path: &str, cookie: &str| {
+        browse("GET", &format!("{url}{path}"), &[("cookie", cookie)], &[])
+    };
+    let (status, _, page) = get("/policy", &cookie);
+    assert_eq!(status, 200, "{page}");
+    for shown in [
+        "approved-make-deploy",
+        "href=\"/escalations/esc-1\"",
+        "href=\"/escalations/esc-2\"",
+        "proposed 2 time(s)",
+    ] {
+        assert!(page.contains(shown), "no {shown} in:\n{page}");
+    }
+    assert!(
+        !page.contains("esc-3"),
+        "allowed without a proposal: {page}"
+    );
+    assert!(
+        !page.contains("action=\"/policy/replay"),
+        "a reviewer is offered no replay"
+    );
+
+    // The export loads and allows exactly the commands allowed.
+    let (status, _, exported) = get("/policy/proposals.toml", &cookie);
+    assert_eq!(status, 200, "{exported}");
+    let file = sandbox.write("proposed.toml", &exported);
+    let file = file.to_str().unwrap();
+    let validated = sandbox.run(&["plugin", "validate", "--as", "org", file], "");
+    assert!(
+        validated.status.success(),
+        "{}\n{exported}",
+        stderr(&validated)
+    );
+    let decide = |command: &str| {
+        let output = sandbox.run(
+            &[
+                "check",
+                "--format",
+                "json",
+                "--handlers",
+                file,
+                "--command",
+                command,
+            ],
+            "",
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        serde_json::from_slice::<Value>(&output.stdout).unwrap()["decision"].clone()
+    };
+    assert_eq!(decide("make deploy --env staging"), "allow");
+    assert_eq!(decide("make deploy --env prod"), "ask");
+
+    // Only an admin replays, through the page's own form.
+    let replay = |cookie: &str, csrf: &str, handlers: &str| {
+        let headers = [("cookie", cookie), ("origin", url.as_str())];
+        browse(
+            "POST",
+            &format!("{url}/policy/replay"),
+            &headers,
+            &[("csrf", csrf), ("handlers", handlers), ("since", "1h")],
+        )
+    };
+    let (status, _, said) = replay(&cookie, &page_csrf(&page), &exported);
+    assert_eq!(status, 403, "{said}");
+    let cookie = sign_in(&url, &admin);
+    let (_, _, page) = get("/policy", &cookie);
+    let csrf = page_csrf(&page);
+    let (status, _, page) = replay(&cookie, &csrf, &exported);
+    assert_eq!(status, 200, "{page}");
+    for shown in [
+        "3 request(s) decided again, 1 would change",
+        "<span class=\"tag v-ask\">ask</span> → <span class=\"tag v-allow\">allow</span> 1×",
+        "<code class=\"wrap\">make deploy</code>",
+    ] {
+        assert!(page.contains(shown), "no {shown} in:\n{page}");
+    }
+    let file_plugin = "[[handler]]\nname = \"mine\"\nplugin = \"/etc/passwd\"\n";
+    let (status, _, said) = replay(&cookie, &csrf, file_plugin);
+    assert_eq!(status, 422, "{said}");
+    assert!(said.contains("built-in plugins only"), "{said}");
+    let (status, _, said) = replay(&cookie, &csrf, "[[handler]\n");
+    assert_eq!(status, 422, "{said}");
+    assert!(said.contains("not TOML"), "{said}");
+}

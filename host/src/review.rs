@@ -170,25 +170,39 @@ pub fn suggest(entries: &[Entry], min: usize) -> Vec<Suggestion> {
         .filter(|e| e.refused())
         .map(|e| e.subject.as_str())
         .collect();
-    let mut groups: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
-    for entry in entries
+    let approved = entries
         .iter()
         .filter(|e| e.kind == "execute" && e.approved_by_person())
-    {
-        let Some(command) = plain_command(&entry.subject) else {
-            continue;
-        };
-        if refused.contains(&entry.subject.as_str()) {
-            continue;
-        }
-        let group = groups.entry(head(&command)).or_default();
-        *group.entry(command).or_default() += 1;
+        .filter(|e| !refused.contains(&e.subject.as_str()))
+        .filter_map(|e| plain_command(&e.subject));
+    let mut suggestions = grouped(approved);
+    suggestions.retain(|s| s.approvals >= min);
+    suggestions
+}
+
+/// The rules reviewers proposed on the review service, from the commands they allowed with a
+/// proposal (one per allow): merged as [`suggest`] merges, one rule per program and first word,
+/// each allowing exactly the commands allowed. Commands acp-gate cannot state exactly as a
+/// rule are left out (the service never drafts one for them).
+pub fn proposals<'a>(subjects: impl IntoIterator<Item = &'a str>) -> Vec<Suggestion> {
+    grouped(subjects.into_iter().filter_map(plain_command))
+}
+
+/// One suggestion per program and first word of `commands` (each counted once per approval).
+fn grouped(commands: impl IntoIterator<Item = String>) -> Vec<Suggestion> {
+    let mut groups: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    for command in commands {
+        *groups
+            .entry(head(&command))
+            .or_default()
+            .entry(command)
+            .or_default() += 1;
     }
     groups
         .into_iter()
-        .filter_map(|(head, commands)| {
+        .map(|(head, commands)| {
             let approvals: usize = commands.values().sum();
-            (approvals >= min).then(|| suggestion(&head, commands.into_keys().collect(), approvals))
+            suggestion(&head, commands.into_keys().collect(), approvals)
         })
         .collect()
 }
@@ -197,8 +211,7 @@ pub fn suggest(entries: &[Entry], min: usize) -> Vec<Suggestion> {
 /// allows exactly that command, with a near miss as its `not_match`; `None` when acp-gate
 /// cannot state the command exactly as a rule.
 pub fn proposal(subject: &str) -> Option<Suggestion> {
-    let command = plain_command(subject)?;
-    Some(suggestion(&head(&command), vec![command], 1))
+    proposals([subject]).pop()
 }
 
 /// A command's program and first word, which name its rule.

@@ -919,7 +919,56 @@ impl Db {
             .await?;
         Ok(())
     }
+
+    // ---- policy ----
+
+    /// The escalations a reviewer allowed with a proposed rule, most recently decided first.
+    pub async fn proposals(&self) -> Result<Vec<Escalation>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {ESCALATION_COLUMNS} FROM escalations WHERE rule IS NOT NULL \
+             ORDER BY decided_ms DESC LIMIT {PROPOSALS_SHOWN}"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(escalation_of).collect()
+    }
+
+    /// The audit records the gates shipped that were recorded in `[from_ms, to_ms)`, oldest
+    /// first, at most `limit`: each as shipped, with the developer the service knows it by.
+    pub async fn audit_lines(
+        &self,
+        from_ms: i64,
+        to_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<serde_json::Value>> {
+        let rows = sqlx::query(
+            "SELECT body, developer FROM audit_records WHERE timestamp_ms >= $1 AND timestamp_ms < $2 \
+             ORDER BY timestamp_ms, token_id, log, seq LIMIT $3",
+        )
+        .bind(from_ms)
+        .bind(to_ms)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let mut line: serde_json::Value =
+                    serde_json::from_str(&row.try_get::<String, _>("body")?)
+                        .context("an audit record's stored body is unreadable")?;
+                if let Some(object) = line.as_object_mut() {
+                    object.insert(
+                        "developer".into(),
+                        row.try_get::<String, _>("developer")?.into(),
+                    );
+                }
+                Ok(line)
+            })
+            .collect()
+    }
 }
+
+/// How many proposals the policy page lists.
+const PROPOSALS_SHOWN: usize = 1000;
 
 const ESCALATION_COLUMNS: &str = "id, token_id, requester, team, session_id, fingerprint, kind, tool, subject, agent, body, created_ms, status, reviewer, decided_ms, message, rule, statement, signature, claimed_ms, delivered_ms, gate_until_ms";
 

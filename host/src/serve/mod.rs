@@ -20,6 +20,7 @@ pub mod decision;
 pub mod error;
 pub mod identity;
 pub mod page;
+pub mod policy;
 pub mod settings;
 pub mod tls;
 pub mod visible;
@@ -77,10 +78,11 @@ impl Service {
         }))
     }
 
-    /// The routes: the API, the page, and the headers every answer carries.
+    /// The routes: the API, the pages (the policy owners' too), and the headers every answer carries.
     pub fn router(self: &Arc<Service>) -> Router {
         api::routes()
             .merge(page::routes())
+            .merge(policy::routes())
             .with_state(self.clone())
             .layer(axum::middleware::map_response(secured))
     }

@@ -33,6 +33,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("audit.html", include_str!("page/audit.html")),
     ("error.html", include_str!("page/error.html")),
     ("gate.html", include_str!("page/gate.html")),
+    ("policy.html", include_str!("page/policy.html")),
 ];
 
 const STYLESHEET: &str = include_str!("page/page.css");
@@ -179,9 +180,9 @@ async fn queue_live(
 }
 
 /// A page, or a page that says what went wrong.
-type PageResult = Result<Response, Response>;
+pub(super) type PageResult = Result<Response, Response>;
 
-fn failed(service: &Service, reviewer: Option<&Reviewer>, refusal: Refusal) -> Response {
+pub(super) fn failed(service: &Service, reviewer: Option<&Reviewer>, refusal: Refusal) -> Response {
     let mut page = service
         .pages
         .render("error.html", error_page(reviewer, &refusal));
@@ -227,7 +228,7 @@ fn same_site(service: &Service, headers: &HeaderMap) -> Result<(), Refusal> {
 /// Forms that change something must come from this page: SameSite=Strict keeps the cookie
 /// off other sites' requests, the CSRF token proves the form is ours, and another site's is
 /// refused outright ([`same_site`]).
-fn check_form(
+pub(super) fn check_form(
     service: &Service,
     reviewer: &Reviewer,
     headers: &HeaderMap,
@@ -370,6 +371,11 @@ pub enum View<'a> {
         /// The other escalations of its session, newest first.
         session: &'a [Escalation],
     },
+    /// For policy owners: the proposed rules, and a replay's findings when one was run.
+    Policy {
+        proposed: &'a [super::policy::Proposed],
+        replay: Option<&'a super::policy::Replayed>,
+    },
 }
 
 impl View<'_> {
@@ -399,6 +405,10 @@ impl View<'_> {
                 "escalation.html",
                 context! { page => "queue", e => escalation, own, session },
             ),
+            View::Policy { proposed, replay } => (
+                "policy.html",
+                context! { page => "policy", proposed, replay, max_replayed => super::policy::MAX_REPLAYED },
+            ),
         };
         (name, context! { ..me, ..data })
     }
@@ -412,7 +422,11 @@ impl Pages {
 }
 
 /// A signed-in page: `view` once `Live` is known.
-async fn signed_in(service: &Service, reviewer: &Reviewer, view: View<'_>) -> PageResult {
+pub(super) async fn signed_in(
+    service: &Service,
+    reviewer: &Reviewer,
+    view: View<'_>,
+) -> PageResult {
     let live = Live::now(service)
         .await
         .map_err(|e| failed(service, Some(reviewer), e.into()))?;
@@ -811,6 +825,82 @@ mod tests {
         for me in [Some(reviewer()), None] {
             let page = error_page(me.as_ref(), &refusal);
             pages.draw("error.html", page).unwrap();
+        }
+    }
+
+    #[test]
+    fn the_policy_page_draws_empty_with_proposals_and_with_a_replay() {
+        use crate::replay::{Change, Group, Report};
+        use crate::serve::policy::{Proposed, Replayed};
+        use crate::verdict::Verdict;
+        let pages = Pages::new().unwrap();
+        let all = every_state();
+        let hostile = "make deploy \u{202e}txt.hs";
+        let proposed = [Proposed {
+            rule: crate::review::proposal("make deploy").unwrap(),
+            escalations: all.clone(),
+        }];
+        let change = Change {
+            timestamp_ms: 1_700_000_000_000,
+            developer: Some("ali\u{200b}ce".to_owned()),
+            kind: "execute",
+            subject: hostile.to_owned(),
+            was: Verdict::Ask,
+            now: Verdict::Allow,
+            reasons: Vec::new(),
+        };
+        let replay = Replayed {
+            handlers: "[[handler]]\nname = \"</textarea><script>x</script>\"\n".to_owned(),
+            since: "7d".to_owned(),
+            until: String::new(),
+            report: Report {
+                decided: 12,
+                changed: 7,
+                redacted: 1,
+                skipped: 2,
+                groups: vec![Group {
+                    rule: "team: \u{202e}reason".to_owned(),
+                    was: Verdict::Ask,
+                    now: Verdict::Allow,
+                    count: 7,
+                    examples: vec![change],
+                }],
+            },
+            cut: true,
+        };
+        let empty = drawn(
+            &pages,
+            View::Policy {
+                proposed: &[],
+                replay: None,
+            },
+            "no proposals",
+        );
+        assert!(empty.contains("No rule proposed yet"), "{empty}");
+        assert!(
+            empty.contains("action=\"/policy/replay#replay\""),
+            "an admin's page: {empty}"
+        );
+        let page = drawn(
+            &pages,
+            View::Policy {
+                proposed: &proposed,
+                replay: Some(&replay),
+            },
+            "replayed",
+        );
+        for shown in [
+            "approved-make-deploy",
+            "Download all 1 as handlers.toml",
+            "href=\"/escalations/esc-hostile\"",
+            "12 request(s) decided again, 7 would change",
+            "and 6 more",
+            "2 record(s) left out",
+            "Only the first 1000000 records",
+            "make deploy <span class=hidden>⟨U+202E⟩</span>txt.hs",
+            "&lt;&#x2f;textarea&gt;&lt;script&gt;",
+        ] {
+            assert!(page.contains(shown), "no {shown} in:\n{page}");
         }
     }
 }

@@ -21,7 +21,7 @@ use crate::request::{OptionKind, PermissionOption, SessionContext, ToolKind, Too
 use crate::resolve::{Resolved, resolve};
 use crate::runtime::load::component_digest;
 use crate::runtime::{
-    Batch, Failure, FromCache, Interest, LoadedPlugin, PrepareKey, Ruling, Runtime,
+    Batch, Failure, FromCache, Interest, LoadedPlugin, Lowered, PrepareKey, Ruling, Runtime,
 };
 use crate::shorthand;
 use crate::verdict::Verdict;
@@ -429,7 +429,7 @@ impl Chain {
             .context("no handler at this index")?;
         let request = shorthand::request(case, ctx)?;
         Ok(self
-            .evaluate_one(&mut self.runtime.batch(), handler, &request)
+            .evaluate_one(&mut self.runtime.batch(), handler, &Lowered::new(&request))
             .await)
     }
 
@@ -441,6 +441,7 @@ impl Chain {
         let mut combiner = Combiner::default();
         // Its instances are cleaned up once the decision is made.
         let mut batch = self.runtime.batch();
+        let lowered = Lowered::new(request);
         for handler in &self.handlers {
             let spec = &handler.spec;
             match combiner.runs(spec, request.kind) {
@@ -448,7 +449,7 @@ impl Chain {
                 Some(false) => continue,
                 Some(true) => {}
             }
-            let trace = self.evaluate_one(&mut batch, handler, request).await;
+            let trace = self.evaluate_one(&mut batch, handler, &lowered).await;
             combiner.record(spec.tier, spec.control, trace.verdict);
             traces.push(trace);
         }
@@ -477,9 +478,9 @@ impl Chain {
         &self,
         batch: &mut Batch,
         handler: &Handler,
-        request: &ToolRequest,
+        lowered: &Lowered<'_>,
     ) -> HandlerTrace {
-        let spec = &handler.spec;
+        let (spec, request) = (&handler.spec, lowered.request());
         let (outcome, logs, elapsed) = match &handler.plugin {
             Plugin::Failed(load_error) => (Err(Failure::Load(load_error.clone())), Vec::new(), 0),
             // Outside what its `prepare` declared at load: it would abstain (the default
@@ -496,7 +497,7 @@ impl Chain {
             }
             Plugin::Loaded(plugin, _) => {
                 let evaluation = batch
-                    .evaluate(plugin, request, &spec.config_json, spec.limits)
+                    .evaluate(plugin, lowered, &spec.config_json, spec.limits)
                     .await;
                 let elapsed = evaluation.elapsed.as_micros() as u64;
                 (evaluation.outcome, evaluation.logs, elapsed)

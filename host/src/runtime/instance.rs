@@ -73,6 +73,26 @@ impl Interest {
     }
 }
 
+/// A request in the contract's records, made once for every handler of a decision (the
+/// agent's params as JSON text among them).
+pub struct Lowered<'a> {
+    request: &'a ToolRequest,
+    wit: wit::types::Request,
+}
+
+impl<'a> Lowered<'a> {
+    pub fn new(request: &'a ToolRequest) -> Lowered<'a> {
+        Lowered {
+            request,
+            wit: wit::to_wit(request),
+        }
+    }
+
+    pub fn request(&self) -> &'a ToolRequest {
+        self.request
+    }
+}
+
 /// The result of one evaluation: the plugin's ruling, or why there is none.
 pub struct Evaluation {
     pub outcome: Result<Ruling, Failure>,
@@ -97,7 +117,10 @@ impl Runtime {
         config: &str,
         limits: Limits,
     ) -> Evaluation {
-        self.batch().evaluate(plugin, request, config, limits).await
+        let request = Lowered::new(request);
+        self.batch()
+            .evaluate(plugin, &request, config, limits)
+            .await
     }
 
     /// A fresh instance of `plugin` in its own store, with `limits`, once a pool slot is free.
@@ -185,7 +208,7 @@ impl Batch {
     pub async fn evaluate(
         &mut self,
         plugin: &LoadedPlugin,
-        request: &ToolRequest,
+        request: &Lowered<'_>,
         config: &str,
         limits: Limits,
     ) -> Evaluation {
@@ -207,7 +230,7 @@ impl Batch {
                         .await?
                 }
             };
-            let outcome = instance.evaluate(request, config).await;
+            let outcome = instance.evaluate_lowered(request, config).await;
             Ok::<_, Failure>((outcome, instance.take_logs(), instance))
         };
         // The epoch deadline stops guest code; the wall clock also stops a guest blocked in the host.
@@ -319,21 +342,33 @@ impl Instance {
         request: &ToolRequest,
         config: &str,
     ) -> Result<Ruling, Failure> {
+        self.evaluate_lowered(&Lowered::new(request), config).await
+    }
+
+    /// [`Instance::evaluate`] on a request already in the contract's records.
+    async fn evaluate_lowered(
+        &mut self,
+        request: &Lowered<'_>,
+        config: &str,
+    ) -> Result<Ruling, Failure> {
         self.clock.arm(&mut self.store, self.limits.timeout);
         let state = self.store.data_mut();
-        state.cwd.clone_from(&request.cwd);
-        state.home.clone_from(&request.home);
-        state.workspace_roots.clone_from(&request.workspace_roots);
-        let wit_request = wit::to_wit(request);
+        state.cwd.clone_from(&request.request.cwd);
+        state.home.clone_from(&request.request.home);
+        state
+            .workspace_roots
+            .clone_from(&request.request.workspace_roots);
         let returned = match &self.call {
             Call::Evaluate(bindings) => {
                 let handler = bindings.acp_gate_plugin_handler();
                 handler
-                    .call_evaluate(&mut self.store, &wit_request, config)
+                    .call_evaluate(&mut self.store, &request.wit, config)
                     .await
             }
             Call::Judge(judge) => {
-                let returned = judge.call_async(&mut self.store, (wit_request,)).await;
+                let returned = judge
+                    .call_async(&mut self.store, (request.wit.clone(),))
+                    .await;
                 returned.map(|(verdict,)| verdict)
             }
         };

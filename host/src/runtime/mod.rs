@@ -32,7 +32,7 @@ use wasmtime::component::Linker;
 use clock::Clock;
 use engine::{Instances, POOL_INSTANCES};
 pub use grants::{Grant, Need, default_grants};
-pub use instance::{Batch, Evaluation, Instance, Interest, LoadedPlugin};
+pub use instance::{Batch, Evaluation, Instance, Interest, LoadedPlugin, Lowered};
 pub use prepare::{FromCache, PrepareKey};
 use sandbox::SandboxState;
 pub use wit::WIT_VERSION;

@@ -1,7 +1,9 @@
 //! The toolchains of other ecosystems, by their sub-commands that build, test, lint or format
 //! the workspace, or print what it is made of (tox, nox, Hatch, Poetry, uv, PDM, Rake, RSpec,
 //! RuboCop, Mix, Zig, Meson, Ninja, CTest, `cmake --build`, .NET, Swift, golangci-lint,
-//! staticcheck; options from each one's `--help` and manual). These run the workspace's own
+//! staticcheck, sbt, Leiningen, Cabal, Stack, Dune, rebar3, Bazel, Buck2, Pants, PHPUnit,
+//! Composer, Deno; options from each one's `--help` and manual), and the read-only listings
+//! of Docker and Podman (`ps`, `images`). These run the workspace's own
 //! code and fetch what its manifest or lockfile declares, as `cargo test` does (`uv sync`,
 //! `dotnet restore`, `swift build` do what the build does first). Not listed, so asked:
 //! installing or adding what the workspace does not declare (`poetry add`, `bundle install`,
@@ -772,6 +774,256 @@ const TOOLCHAINS: &[Toolchain] = &[
     },
 ];
 
+const SBT: &[Opt] = &[
+    ("-batch", Flag),
+    ("--batch", Flag),
+    ("-no-colors", Flag),
+    ("--no-colors", Flag),
+    ("-v", Flag),
+    ("--verbose", Flag),
+    ("--client", Flag),
+];
+
+const HASKELL: &[Opt] = &[
+    ("-j", Optional),
+    ("--jobs", Optional),
+    ("-v", Optional),
+    ("--verbose", Optional),
+    ("--enable-tests", Flag),
+    ("--enable-benchmarks", Flag),
+    ("--fast", Flag),
+    ("--test", Flag),
+    ("--bench", Flag),
+    ("--pedantic", Flag),
+    ("--test-show-details", Literal),
+    ("--ta", Literal),
+    ("--test-arguments", Literal),
+];
+
+const DUNE: &[Opt] = &[
+    ("-j", Literal),
+    ("--display", Literal),
+    ("--profile", Literal),
+    ("--release", Flag),
+    ("-w", Flag),
+    ("--watch", Flag),
+    ("--force", Flag),
+    ("-f", Flag),
+];
+
+const REBAR3: &[Opt] = &[
+    ("--module", Literal),
+    ("--suite", Literal),
+    ("--dir", Read),
+    ("--cover", Flag),
+    ("-c", Flag),
+    ("--verbose", Flag),
+    ("-v", Flag),
+];
+
+const BAZEL: &[Opt] = &[
+    ("-k", Flag),
+    ("--keep_going", Flag),
+    ("--jobs", Literal),
+    ("-j", Literal),
+    ("--config", Literal),
+    ("--test_output", Literal),
+    ("--test_filter", Literal),
+    ("--test_tag_filters", Literal),
+    ("--build_tests_only", Flag),
+    ("--nocache_test_results", Flag),
+    ("-c", Literal),
+    ("--compilation_mode", Literal),
+    ("--output", Literal),
+];
+
+const PHPUNIT: &[Opt] = &[
+    ("--filter", Literal),
+    ("--testsuite", Literal),
+    ("--group", Literal),
+    ("--exclude-group", Literal),
+    ("--stop-on-failure", Flag),
+    ("--stop-on-error", Flag),
+    ("--testdox", Flag),
+    ("--colors", Optional),
+    ("--no-coverage", Flag),
+    ("-c", Read),
+    ("--configuration", Read),
+    ("--display-deprecations", Flag),
+];
+
+const COMPOSER: &[Opt] = &[
+    ("--no-interaction", Flag),
+    ("-n", Flag),
+    ("--strict", Flag),
+    ("--ansi", Flag),
+    ("--no-ansi", Flag),
+    ("-q", Flag),
+    ("--quiet", Flag),
+];
+
+/// `deno test|lint|check` and `deno fmt --check`: Deno grants a program nothing it is not given
+/// on the command line, and no `--allow-*` option is here, so the workspace's tests run in
+/// its sandbox.
+const DENO: &[Opt] = &[
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("--no-check", Flag),
+    ("--parallel", Flag),
+    ("--fail-fast", Optional),
+    ("--filter", Literal),
+    ("--doc", Flag),
+    ("--check", Flag),
+    ("--config", Read),
+    ("-c", Read),
+];
+
+/// `docker ps`, `docker images` (and Podman's): the containers and images the daemon has.
+/// Nothing before the sub-command is taken (`-H`, `--context` choose another daemon).
+const CONTAINERS: &[Opt] = &[
+    ("-a", Flag),
+    ("--all", Flag),
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("--no-trunc", Flag),
+    ("-s", Flag),
+    ("--size", Flag),
+    ("-l", Flag),
+    ("--latest", Flag),
+    ("-n", Literal),
+    ("--last", Literal),
+    ("-f", Literal),
+    ("--filter", Literal),
+    ("--format", Literal),
+    ("--digests", Flag),
+];
+
+/// The toolchains added for the JVM, Haskell, OCaml, Erlang, PHP and Deno, the build systems
+/// of monorepos, and the container listings: a sub-command and its harmless options each.
+const MORE: &[Toolchain] = &[
+    Toolchain {
+        names: &["sbt"],
+        global: SBT,
+        commands: &[],
+        bare: Some(Sub {
+            names: &[],
+            options: SBT,
+            rest: Operands::Targets,
+        }),
+        tail: false,
+        style: Style::Single,
+    },
+    Toolchain {
+        names: &["lein"],
+        global: &[],
+        commands: &[Sub {
+            names: &["test", "check", "compile"],
+            options: &[],
+            rest: Operands::Of(Literal),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["cabal", "stack"],
+        global: &[],
+        commands: &[Sub {
+            names: &["build", "test", "bench", "check", "haddock"],
+            options: HASKELL,
+            rest: Operands::Of(Literal),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["dune"],
+        global: &[],
+        commands: &[Sub {
+            names: &["build", "test", "runtest"],
+            options: DUNE,
+            rest: Operands::Of(Literal),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["rebar3"],
+        global: &[],
+        commands: &[Sub {
+            names: &["compile", "eunit", "ct", "dialyzer", "xref", "edoc"],
+            options: REBAR3,
+            rest: Operands::Of(Flag),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["bazel", "bazelisk", "buck2", "pants"],
+        global: &[],
+        commands: &[Sub {
+            names: &["build", "test", "query", "check", "lint"],
+            options: BAZEL,
+            rest: Operands::Of(Literal),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["phpunit"],
+        global: &[],
+        commands: &[],
+        bare: Some(Sub {
+            names: &[],
+            options: PHPUNIT,
+            rest: Operands::Of(Read),
+        }),
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["composer"],
+        global: COMPOSER,
+        commands: &[Sub {
+            // `test` runs the `test` script of the workspace's composer.json.
+            names: &["test", "validate", "show", "check-platform-reqs"],
+            options: COMPOSER,
+            rest: Operands::Of(Flag),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["deno"],
+        global: &[],
+        commands: &[Sub {
+            names: &["test", "lint", "check"],
+            options: DENO,
+            rest: Operands::Of(Read),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["docker", "podman"],
+        global: &[],
+        commands: &[Sub {
+            names: &["ps", "images"],
+            options: CONTAINERS,
+            rest: Operands::Of(Flag),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+];
+
 /// `uv pip list|show|freeze`: reading what is installed.
 fn uv_pip(words: &[&Arg]) -> bool {
     match words {
@@ -865,6 +1117,6 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
                 || cmake_configure(judge, args),
         );
     }
-    let t = TOOLCHAINS.iter().find(|t| t.names.contains(&name))?;
+    let t = (TOOLCHAINS.iter().chain(MORE)).find(|t| t.names.contains(&name))?;
     Some(toolchain(judge, t, args))
 }

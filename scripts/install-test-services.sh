@@ -3,7 +3,9 @@
 # `distribution` registry (Debian's docker-registry), for the OCI distribution tests
 # (tests/distribution.rs); the ACP conductor, for the proxy-chain tests (tests/conductor.rs);
 # PostgreSQL (a throwaway cluster, started here when none runs) and
-# Debian's Chromium with playwright-core, for the review service's tests (tests/serve.rs).
+# Debian's Chromium with playwright-core, for the review service's tests (tests/serve.rs); the
+# official OpenTelemetry protocol definitions for Python, which the OTLP test's receiver
+# (tests/otlp/receiver.py) reads what acp-gate exports with.
 # Safe to run again; fails loudly, naming the step, and never skips.
 set -euo pipefail
 
@@ -89,3 +91,14 @@ fi
 echo "ok: $(/usr/bin/chromium --version 2>/dev/null | head -1)"
 (cd tests/browser && npm install --no-audit --no-fund --loglevel=error) || fail "npm install in tests/browser"
 echo "ok: playwright-core $(node -p 'require("./tests/browser/node_modules/playwright-core/package.json").version')"
+
+# The OpenTelemetry protocol's generated Python classes (and protobuf), pinned: the receiver
+# of tests/otlp.rs parses every export with them.
+OTEL_PROTO_VERSION=1.45.2
+if ! python3 -c "import opentelemetry.proto, sys; from importlib.metadata import version; sys.exit(version('opentelemetry-proto') != '$OTEL_PROTO_VERSION')" 2>/dev/null; then
+  python3 -m pip install --quiet "opentelemetry-proto==$OTEL_PROTO_VERSION" \
+    || fail "pip install opentelemetry-proto==$OTEL_PROTO_VERSION"
+fi
+python3 -c "import opentelemetry.proto.collector.logs.v1.logs_service_pb2" \
+  || fail "opentelemetry-proto installed but not importable by python3"
+echo "ok: opentelemetry-proto $OTEL_PROTO_VERSION"

@@ -13,6 +13,7 @@ mod doctor;
 mod examples;
 mod hooks;
 mod orchestrator;
+mod otlp;
 mod plugin_cmd;
 mod policy_check;
 mod policy_formats;

@@ -42,8 +42,10 @@ pub enum AuditCommand {
     /// Check the log's hash chain: each line must name the hash of the line before it. Names
     /// the first line where it breaks (exit code 1).
     Verify(VerifyArgs),
-    /// Send the records not shipped yet to the review service now (a run ships by itself; this
-    /// is for a spool left by a service that was down).
+    /// Send the records not shipped yet to the review service, and to the OpenTelemetry
+    /// collector `OTEL_EXPORTER_OTLP_ENDPOINT` names, now (a run ships by itself; this is for
+    /// a spool left by a service that was down, and for hook calls made without a resident
+    /// server).
     Ship(ShipArgs),
 }
 
@@ -167,22 +169,26 @@ async fn ship(args: ShipArgs) -> Result<u8> {
     })?
     .escalation;
     let origin = Origin::here(&workspace, &[]);
-    let Some(escalator) = Escalator::configure(&args.escalation, org.as_ref(), origin)? else {
+    let escalator = Escalator::configure(&args.escalation, org.as_ref(), origin)?;
+    let shippers = crate::service::ship::shippers(&path, escalator.as_ref())?;
+    if shippers.is_empty() {
         anyhow::bail!(
-            "no review service: give --escalate-to URL, or the org file's [escalation] url"
+            "nowhere to ship: give --escalate-to URL (or the org file's [escalation] url), or OTEL_EXPORTER_OTLP_ENDPOINT for an OpenTelemetry collector"
         );
-    };
-    let shipped = escalator.shipper(&path).ship().await?;
-    println!(
-        "{}: {} record(s) shipped to {} ({} new, {} it had already)",
-        path.display(),
-        shipped.sent,
-        escalator.client.url(),
-        shipped.ingested.accepted,
-        shipped.ingested.duplicates
-    );
-    for why in &shipped.ingested.breaks {
-        eprintln!("acp-gate: the review service found a break in the chain: {why}");
+    }
+    for shipper in shippers {
+        let shipped = shipper.ship().await?;
+        println!(
+            "{}: {} record(s) shipped to {} ({} new, {} it had already)",
+            path.display(),
+            shipped.sent,
+            shipper.url(),
+            shipped.ingested.accepted,
+            shipped.ingested.duplicates
+        );
+        for why in &shipped.ingested.breaks {
+            eprintln!("acp-gate: the review service found a break in the chain: {why}");
+        }
     }
     Ok(exit::OK)
 }

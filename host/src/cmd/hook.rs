@@ -16,7 +16,7 @@ use crate::hook::once::{self, Decider, MAX_PAYLOAD};
 use crate::hook::resident;
 use crate::hook::serve::{self, Listen};
 use crate::request::hook::Agent;
-use crate::service::ship::Shipping;
+use crate::service::ship::{Shipping, shippers};
 use crate::style::Style;
 
 #[derive(Subcommand)]
@@ -256,10 +256,10 @@ async fn serve(args: ServeArgs) -> Result<u8> {
     let options = super::load_options(&args.policy)?;
     // One hook server answers every agent's hooks.
     let decider = Decider::load(None, &options, None, &args.escalation).await?;
-    let shipping = decider
-        .escalator
-        .as_ref()
-        .map(|e| Shipping::start(e.shipper(decider.gate.audit_path())));
+    let shipping = Shipping::start_all(shippers(
+        decider.gate.audit_path(),
+        decider.escalator.as_ref(),
+    )?);
     let listen = match args.socket {
         Some(path) => Listen::Unix(path),
         None => Listen::Tcp(args.listen),
@@ -278,9 +278,7 @@ async fn serve(args: ServeArgs) -> Result<u8> {
         served = served => served.map(|()| exit::OK)?,
         signal = exit::terminated() => signal,
     };
-    if let Some(shipping) = shipping
-        && let Err(error) = shipping.finish().await
-    {
+    for error in Shipping::finish_all(shipping).await {
         Output::on_stderr(OutputFormat::Text).notice(&format!("{error:#}"));
     }
     Ok(code)

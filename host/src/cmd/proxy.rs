@@ -14,7 +14,7 @@ use crate::args::{EscalationArgs, OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
 use crate::exit;
 use crate::service::escalator::{Escalator, Origin};
-use crate::service::ship::Shipping;
+use crate::service::ship::{Shipping, shippers};
 
 #[derive(Args, Debug)]
 pub struct ProxyArgs {
@@ -51,13 +51,9 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8> {
     let audit_path = args.audit.unwrap_or_else(AuditLog::default_path);
     let audit = AuditLog::open(&audit_path)?;
     let gate = Gate::new(chain, audit, output);
-    let shipping = escalator
-        .as_ref()
-        .map(|e| Shipping::start(e.shipper(&audit_path)));
+    let shipping = Shipping::start_all(shippers(&audit_path, escalator.as_ref())?);
     let code = crate::acp::proxy::serve(gate, escalator, options.workspace, &args.agent).await;
-    if let Some(shipping) = shipping
-        && let Err(error) = shipping.finish().await
-    {
+    for error in Shipping::finish_all(shipping).await {
         Output::on_stderr(args.format).notice(&format!("{error:#}"));
     }
     code

@@ -20,7 +20,7 @@ use crate::audit::AuditLog;
 use crate::exit;
 use crate::request::SessionContext;
 use crate::service::escalator::{Escalator, Origin};
-use crate::service::ship::Shipping;
+use crate::service::ship::{Shipping, shippers};
 use crate::state::{self, Escalations, Sessions};
 
 #[derive(Args, Debug)]
@@ -201,9 +201,7 @@ pub(super) async fn start(
         }
         gate = gate.orchestrated(orchestration);
     }
-    let shipping = escalator
-        .as_ref()
-        .map(|e| Shipping::start(e.shipper(&audit_path)));
+    let shipping = Shipping::start_all(shippers(&audit_path, escalator.as_ref())?);
     let client = Arc::new(Client::new(gate, ctx, prompter).escalating(escalator));
     let code = session::run_session(
         client.clone(),
@@ -217,9 +215,7 @@ pub(super) async fn start(
         },
     )
     .await;
-    if let Some(shipping) = shipping
-        && let Err(error) = shipping.finish().await
-    {
+    for error in Shipping::finish_all(shipping).await {
         client.gate.output.notice(&format!("{error:#}"));
     }
     let code = client.gate.exit_code(code);

@@ -38,7 +38,7 @@ use crate::acp::output;
 use crate::args::{EscalationArgs, PolicyArgs};
 use crate::config::LayerPaths;
 use crate::request::hook::{Agent, HookCall};
-use crate::service::ship::Shipping;
+use crate::service::ship::{Shipping, shippers};
 use crate::stamps::Stamps;
 
 /// What a call says first: the protocol and what it asks.
@@ -601,8 +601,7 @@ impl Server {
         let load = Decider::load(Some(agent), &options, None, &self.escalation);
         let ((decider, notices), stamps) = crate::stamps::recording(output::captured(load)).await;
         let decider = decider?;
-        if let Some(escalator) = &decider.escalator {
-            let shipper = escalator.shipper(decider.gate.audit_path());
+        for shipper in shippers(decider.gate.audit_path(), decider.escalator.as_ref())? {
             lock(&self.shipping)
                 .entry(shipper.cursor_path())
                 .or_insert_with(|| Shipping::start(shipper));
@@ -817,10 +816,8 @@ pub async fn serve(
     // What its calls recorded goes to the review service before it leaves (what cannot go
     // stays in the log, for the next gate or `audit ship`).
     let shipping: Vec<Shipping> = lock(&server.shipping).drain().map(|(_, s)| s).collect();
-    for shipping in shipping {
-        if let Err(error) = shipping.finish().await {
-            eprintln!("acp-gate: {error:#}");
-        }
+    for error in Shipping::finish_all(shipping).await {
+        eprintln!("acp-gate: {error:#}");
     }
     Ok(code)
 }

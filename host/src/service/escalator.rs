@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 
 use super::client::ServiceClient;
 use super::redact::Redaction;
-use super::ship::Shipper;
+use super::ship::{Destination, Shipper};
 use super::{Expected, SignedDecision, Statement, Submission};
 use crate::args::EscalationArgs;
 use crate::config::Escalation;
@@ -199,6 +199,15 @@ impl Escalator {
 
     /// The shipper of audit log `log` to this service.
     pub fn shipper(&self, log: &Path) -> Shipper {
-        Shipper::new(log, self.client.clone(), self.redaction.clone())
+        Shipper::new(
+            log,
+            Destination::Service(self.client.clone()),
+            self.redaction.clone(),
+        )
+    }
+
+    /// How what leaves the machine is redacted.
+    pub fn redaction(&self) -> &Redaction {
+        &self.redaction
     }
 }

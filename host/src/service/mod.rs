@@ -13,6 +13,7 @@
 pub mod client;
 pub mod escalator;
 pub mod git;
+pub mod otlp;
 pub mod redact;
 pub mod ship;
 

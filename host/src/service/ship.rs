@@ -1,6 +1,7 @@
 //! Audit shipping: the local audit log is the spool. Lines are appended there first (as
-//! always); a shipper sends the chained lines after its cursor to the review service in
-//! batches, redacted, and moves the cursor only when the service has them. A service that is
+//! always); a shipper sends the chained lines after its cursor to the review service, or to the
+//! org's OpenTelemetry collector ([`Destination`]), in batches, redacted, and moves the cursor
+//! only when the destination has them. A service that is
 //! down loses nothing: the lines wait in the log and go later, in order; the service keeps
 //! each (log, number) once, so a batch sent twice is counted once. A gate that runs for a while
 //! (`run`, `proxy`, `hook serve`) ships in [`Shipping`] rounds while it runs, and once more at
@@ -14,6 +15,7 @@ use anyhow::{Context, Result};
 use serde_json::Value;
 
 use super::client::ServiceClient;
+use super::otlp::Collector;
 use super::redact::Redaction;
 use super::{AuditBatch, Ingested, ShippedRecord};
 use crate::digest::sha256_hex;
@@ -22,11 +24,54 @@ use crate::record::Link;
 /// How many records one batch carries at most.
 pub const BATCH: usize = 500;
 
-/// The log, its cursor and the service it ships to.
+/// The log, its cursor and where it ships to.
 pub struct Shipper {
     log: PathBuf,
-    client: ServiceClient,
+    destination: Destination,
     redaction: Redaction,
+}
+
+/// Where audit records go: each keeps its own cursor in the log.
+pub enum Destination {
+    /// The review service, which keeps and checks the chain.
+    Service(ServiceClient),
+    /// An OpenTelemetry collector: a log record and a span per decision.
+    Collector(Collector),
+}
+
+impl Destination {
+    fn url(&self) -> &str {
+        match self {
+            Destination::Service(client) => client.url(),
+            Destination::Collector(collector) => collector.url(),
+        }
+    }
+
+    async fn send(&self, records: Vec<ShippedRecord>) -> Result<Ingested> {
+        match self {
+            Destination::Service(client) => client.ship(&AuditBatch { records }).await,
+            Destination::Collector(collector) => collector.export(&records).await,
+        }
+    }
+}
+
+/// The shippers of a gate's audit log `log`: to the review service it escalates to, and to
+/// the collector the environment names (`OTEL_EXPORTER_OTLP_ENDPOINT`), each redacted as the
+/// org file says (or by the built-in rules).
+pub fn shippers(
+    log: &Path,
+    escalator: Option<&super::escalator::Escalator>,
+) -> Result<Vec<Shipper>> {
+    let redaction = escalator.map_or_else(Redaction::default, |e| e.redaction().clone());
+    let mut shippers: Vec<Shipper> = escalator.map(|e| e.shipper(log)).into_iter().collect();
+    if let Some(collector) = Collector::from_env()? {
+        shippers.push(Shipper::new(
+            log,
+            Destination::Collector(collector),
+            redaction,
+        ));
+    }
+    Ok(shippers)
 }
 
 /// What one shipping round did.
@@ -37,18 +82,23 @@ pub struct Shipped {
 }
 
 impl Shipper {
-    pub fn new(log: &Path, client: ServiceClient, redaction: Redaction) -> Shipper {
+    pub fn new(log: &Path, destination: Destination, redaction: Redaction) -> Shipper {
         Shipper {
             log: log.to_path_buf(),
-            client,
+            destination,
             redaction,
         }
+    }
+
+    /// Where it ships to.
+    pub fn url(&self) -> &str {
+        self.destination.url()
     }
 
     /// Where the cursor for this service is kept: beside the log, one file per service (so
     /// it also names what a shipper ships from and to).
     pub fn cursor_path(&self) -> PathBuf {
-        let service = &sha256_hex(self.client.url().as_bytes())[..12];
+        let service = &sha256_hex(self.destination.url().as_bytes())[..12];
         let name = self
             .log
             .file_name()
@@ -103,7 +153,7 @@ impl Shipper {
                 }
             }
             if !records.is_empty() {
-                let ingested = self.client.ship(&AuditBatch { records }).await?;
+                let ingested = self.destination.send(records).await?;
                 shipped.sent += ingested.accepted + ingested.duplicates;
                 shipped.ingested.accepted += ingested.accepted;
                 shipped.ingested.duplicates += ingested.duplicates;
@@ -168,6 +218,22 @@ impl Shipping {
         }
     }
 
+    /// The rounds of each of `shippers`.
+    pub fn start_all(shippers: Vec<Shipper>) -> Vec<Shipping> {
+        shippers.into_iter().map(Shipping::start).collect()
+    }
+
+    /// [`Shipping::finish`] of each; the errors of those that could not ship all.
+    pub async fn finish_all(shipping: Vec<Shipping>) -> Vec<anyhow::Error> {
+        let mut errors = Vec::new();
+        for shipping in shipping {
+            if let Err(error) = shipping.finish().await {
+                errors.push(error);
+            }
+        }
+        errors
+    }
+
     /// Stops the rounds and ships what is left; the error says what stays in the log for next
     /// time, and why.
     pub async fn finish(self) -> Result<()> {
@@ -190,7 +256,7 @@ mod tests {
 
     fn shipper(log: &Path) -> Shipper {
         let client = ServiceClient::new("http://127.0.0.1:9", "token".into()).unwrap();
-        Shipper::new(log, client, Redaction::default())
+        Shipper::new(log, Destination::Service(client), Redaction::default())
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod prepared;
 mod protocol;
 mod proxy;
 mod real_agents;
+mod release;
 mod resident;
 mod run;
 mod sandbox;

@@ -663,23 +663,7 @@ fn audit_records_are_shipped_once_in_order_and_tampering_is_named() {
     let port = url.rsplit(':').next().unwrap();
     let _service = Service::on(&sandbox, &database, &format!("127.0.0.1:{port}"), &[]);
     let log = sandbox.root.join("audit.jsonl");
-    let ship = |log: &Path, token: &str| {
-        let (log, key) = (log.to_str().unwrap(), key.to_str().unwrap());
-        let args = [
-            "audit",
-            "ship",
-            log,
-            "--escalate-to",
-            &url,
-            "--service-key",
-            key,
-        ];
-        let output = sandbox
-            .command(&args)
-            .env("ACP_GATE_SERVICE_TOKEN", token)
-            .output();
-        output.unwrap()
-    };
+    let ship = |log: &Path, token: &str| audit_ship(&sandbox, log, &url, &key, token);
     let shipped = |output: std::process::Output| {
         assert!(output.status.success(), "{}", stderr(&output));
         String::from_utf8_lossy(&output.stdout).into_owned()
@@ -2149,6 +2133,31 @@ fn a_proxy_and_hook_serve_ship_their_audit_records() {
     );
 }
 
+/// `acp-gate audit ship LOG` to the service at `url` with gate `token`, decisions checked with
+/// `key`.
+fn audit_ship(
+    sandbox: &Sandbox,
+    log: &Path,
+    url: &str,
+    key: &Path,
+    token: &str,
+) -> std::process::Output {
+    let (log, key) = (log.to_str().unwrap(), key.to_str().unwrap());
+    sandbox
+        .command(&[
+            "audit",
+            "ship",
+            log,
+            "--escalate-to",
+            url,
+            "--service-key",
+            key,
+        ])
+        .env("ACP_GATE_SERVICE_TOKEN", token)
+        .output()
+        .unwrap()
+}
+
 /// The `csrf` value a signed-in page carries in its forms.
 fn page_csrf(page: &str) -> String {
     let after = page
@@ -2196,20 +2205,7 @@ fn proposed_rules_export_as_a_policy_and_an_admin_replays_the_audit_under_it() {
         let output = sandbox.run(&["check", "--audit", log, "--command", command], "");
         assert!(output.status.success(), "{}", stderr(&output));
     }
-    let key = review.key.to_str().unwrap();
-    let shipped = sandbox
-        .command(&[
-            "audit",
-            "ship",
-            log,
-            "--escalate-to",
-            &url,
-            "--service-key",
-            key,
-        ])
-        .env("ACP_GATE_SERVICE_TOKEN", &review.gate)
-        .output()
-        .unwrap();
+    let shipped = audit_ship(sandbox, Path::new(log), &url, &review.key, &review.gate);
     assert!(shipped.status.success(), "{}", stderr(&shipped));
 
     let cookie = sign_in(&url, &review.reviewer);

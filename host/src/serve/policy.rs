@@ -66,15 +66,20 @@ fn proposed(escalations: Vec<Escalation>) -> Vec<Proposed> {
 }
 
 async fn policy(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageResult {
+    page(&service, &reviewer, None).await
+}
+
+/// The policy page, with a replay's findings when one was run.
+async fn page(service: &Service, reviewer: &Reviewer, replay: Option<&Replayed>) -> PageResult {
     let escalations =
-        (service.db.proposals().await).map_err(|e| failed(&service, Some(&reviewer), e.into()))?;
+        (service.db.proposals().await).map_err(|e| failed(service, Some(reviewer), e.into()))?;
     let proposed = proposed(escalations);
     signed_in(
-        &service,
-        &reviewer,
+        service,
+        reviewer,
         View::Policy {
             proposed: &proposed,
-            replay: None,
+            replay,
         },
     )
     .await
@@ -139,17 +144,7 @@ async fn replay(
         )));
     }
     let replayed = replay_audit(&service, &form).await.map_err(fail)?;
-    let escalations = (service.db.proposals().await).map_err(|e| fail(e.into()))?;
-    let proposed = proposed(escalations);
-    signed_in(
-        &service,
-        &reviewer,
-        View::Policy {
-            proposed: &proposed,
-            replay: Some(&replayed),
-        },
-    )
-    .await
+    page(&service, &reviewer, Some(&replayed)).await
 }
 
 /// The audit of `form`'s time range decided again under its policy.

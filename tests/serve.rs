@@ -1173,6 +1173,20 @@ fn every_page_draws_in_every_state_in_the_browser_and_a_reviewer_allows_a_waitin
     let review = Review::sqlite(&[]);
     let stop = Arc::new(AtomicBool::new(false));
     let states = every_state(&review, &stop);
+    // 55 more decided: the history has a second page.
+    for n in 1..=55 {
+        let id = format!("esc-lint-{n:02}");
+        let body = submission(&id, &format!("make lint-{n}"));
+        let url = format!("{}/v1/escalations", review.service.url);
+        assert_eq!(call("POST", &url, &review.gate, Some(body)).0, 201);
+        let choice = if n % 5 == 0 { "deny" } else { "allow" };
+        assert_eq!(
+            review
+                .decide(&review.reviewer, &id, json!({ "choice": choice }))
+                .0,
+            200
+        );
+    }
     let run = review.run(&["--wait", "300s"], "deploy");
     let config = json!({
         "shots": shots,
@@ -1180,6 +1194,7 @@ fn every_page_draws_in_every_state_in_the_browser_and_a_reviewer_allows_a_waitin
         "full": {
             "url": review.service.url, "reviewer": review.reviewer, "gate": review.gate,
             "states": states, "run": "terraform apply", "arrive": submission("esc-arrived", "make deploy-canary"),
+            "today": chrono_day(0),
         },
     });
     let output = Command::new("node")
@@ -1201,6 +1216,43 @@ fn every_page_draws_in_every_state_in_the_browser_and_a_reviewer_allows_a_waitin
     let (code, steps, output) = finished(run);
     assert_eq!(steps, ["STEP deploy selected:allow-once"], "{output}");
     assert_eq!(code, Some(0), "{output}");
+    let found = &seen["found"];
+    assert!(
+        found["none"]
+            .as_str()
+            .unwrap()
+            .contains("No open escalation matches"),
+        "{seen}"
+    );
+    assert!(
+        found["second"].as_str().unwrap().starts_with("51–"),
+        "{seen}"
+    );
+    assert_eq!(found["outcomes"], json!(["denied"]), "{seen}");
+    let local = found["local"]["text"].as_str().unwrap();
+    assert!(local.contains("IST") || local.contains("+5:30"), "{seen}");
+    assert!(
+        found["keyed"]
+            .as_str()
+            .unwrap()
+            .starts_with("Denied by bob"),
+        "{seen}"
+    );
+    let decided = call(
+        "GET",
+        &format!(
+            "{}/v1/escalations/{}",
+            review.service.url,
+            states["stale"][1].as_str().unwrap()
+        ),
+        &review.reviewer,
+        None,
+    );
+    assert_eq!(
+        decided.1["status"], "denied",
+        "the d key denied it: {}",
+        decided.1
+    );
     let id = seen["id"].as_str().unwrap();
     let audit = audit_lines(&review.sandbox);
     assert!(
@@ -2292,4 +2344,337 @@ fn proposed_rules_export_as_a_policy_and_an_admin_replays_the_audit_under_it() {
     let (status, _, said) = replay(&cookie, &csrf, "[[handler]\n");
     assert_eq!(status, 422, "{said}");
     assert!(said.contains("not TOML"), "{said}");
+}
+
+/// The ids of a list of escalations (the API's answer).
+fn ids_of(list: &Value) -> Vec<String> {
+    let list = list
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {list}"));
+    (list.iter())
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A reviewer finds escalations among 230 (alice's and carol's, two agents): a word of one
+/// command finds that one and no other, in any case; filters by developer, team, agent and
+/// decision combine with each other and with the search; a time range keeps what was asked
+/// in it; the queue and the history are paged by 50 (the fifth page holds 201 to 230, and the
+/// pages together hold each escalation once), the page says where it stands and links to the
+/// pages beside it, and the form keeps what was asked. Against `database`.
+fn a_reviewer_finds_escalations_by_words_filters_time_and_pages(review: Review) {
+    let url = &review.service.url;
+    let carol = token(
+        &review.sandbox,
+        &review.database,
+        "gate",
+        "Carol@desk",
+        Some("platform"),
+    );
+    for n in 1..=230 {
+        let (gate, agent) = match n % 3 {
+            0 => (&carol, "codex"),
+            1 => (&review.gate, "codex"),
+            _ => (&review.gate, "claude"),
+        };
+        let subject = match n {
+            7 => "terraform apply -target=module.Vault".to_owned(),
+            _ => format!("make target-{n}"),
+        };
+        let mut body = submission(&format!("esc-find-{n:03}"), &subject);
+        body["agent"] = json!(agent);
+        let (status, said) = call("POST", &format!("{url}/v1/escalations"), gate, Some(body));
+        assert_eq!(status, 201, "{said}");
+    }
+    let list = |query: &str| {
+        let (status, list) = call(
+            "GET",
+            &format!("{url}/v1/escalations?{query}"),
+            &review.reviewer,
+            None,
+        );
+        assert_eq!(status, 200, "{query}: {list}");
+        ids_of(&list)
+    };
+    assert_eq!(list("q=vault"), ["esc-find-007"]);
+    assert_eq!(list("q=TERRAFORM+module.vault"), ["esc-find-007"]);
+    assert_eq!(list("q=terraform+nothing"), Vec::<String>::new());
+    // A word is a word, not a pattern: `%` and `_` match themselves.
+    assert_eq!(list("q=%25"), Vec::<String>::new());
+    assert_eq!(list("q=target-_"), Vec::<String>::new());
+    assert_eq!(list("q=target-23"), ["esc-find-230", "esc-find-023"]);
+    let carols = list("developer=carol&page=2");
+    assert_eq!(carols.len(), 26, "76 of carol's: 50, then 26");
+    let both = list("developer=carol&agent=codex&team=platform&q=make");
+    assert_eq!(both.len(), 50);
+    assert!(
+        both.iter()
+            .all(|id| id[9..].parse::<u32>().unwrap() % 3 == 0)
+    );
+    assert_eq!(list("developer=carol&agent=claude"), Vec::<String>::new());
+    assert_eq!(list("developer=ALICE&agent=claude&q=target-1").len(), 36);
+    let today = chrono_day(0);
+    assert_eq!(list(&format!("from={today}&page=5")).len(), 30);
+    assert_eq!(
+        list(&format!("to={}", chrono_day(-1))),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        list(&format!("from={}", chrono_day(1))),
+        Vec::<String>::new()
+    );
+    let (status, said) = call(
+        "GET",
+        &format!("{url}/v1/escalations?from=last+tuesday"),
+        &review.reviewer,
+        None,
+    );
+    assert_eq!(status, 400, "{said}");
+    assert!(said["error"].as_str().unwrap().contains("`from`"), "{said}");
+
+    // Five pages of 50: every escalation once; the last holds 201 to 230, the oldest.
+    let pages: Vec<Vec<String>> = (1..=6).map(|page| list(&format!("page={page}"))).collect();
+    let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
+    assert_eq!(sizes, [50, 50, 50, 50, 30, 0]);
+    let mut all: Vec<&String> = pages.iter().flatten().collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 230);
+    assert_eq!(pages[4].last().unwrap(), "esc-find-001");
+    let cookie = sign_in(url, &review.reviewer);
+    let page = |path: &str| {
+        let (status, _, body) = browse("GET", &format!("{url}{path}"), &[("cookie", &cookie)], &[]);
+        assert_eq!(status, 200, "{path}: {body}");
+        body
+    };
+    let fifth = page("/queue?page=5");
+    assert!(fifth.contains("201–230 of 230"), "{fifth}");
+    assert!(fifth.contains("esc-find-001") && !fifth.contains("esc-find-031\""));
+    assert!(
+        fifth.contains("rel=\"prev\" href=\"&#x2f;queue?page=4\""),
+        "{fifth}"
+    );
+    assert!(!fifth.contains("rel=\"next\""));
+    let searched = page("/queue?q=Vault&agent=codex");
+    assert!(searched.contains("esc-find-007"), "{searched}");
+    assert!(!searched.contains("esc-find-008"), "{searched}");
+    assert!(searched.contains("1 found for"), "{searched}");
+    assert!(
+        searched.contains("value=\"Vault\""),
+        "the form keeps the search"
+    );
+    assert!(
+        searched.contains("<option value=\"codex\" selected>"),
+        "the form keeps the filter: {searched}"
+    );
+    let none = page("/queue?q=kubectl");
+    assert!(
+        none.contains("No open escalation matches this search"),
+        "{none}"
+    );
+    let bad = browse(
+        "GET",
+        &format!("{url}/queue?to=soon"),
+        &[("cookie", &cookie)],
+        &[],
+    );
+    assert_eq!(bad.0, 400, "{}", bad.2);
+    assert!(bad.2.contains("is not a time"), "{}", bad.2);
+
+    // The history: 60 decided (every fourth denied), by decision and developer, paged.
+    for n in 1..=60 {
+        let choice = if n % 4 == 0 { "deny" } else { "allow" };
+        let id = format!("esc-find-{n:03}");
+        let (status, said) = review.decide(&review.reviewer, &id, json!({ "choice": choice }));
+        assert_eq!(status, 200, "{said}");
+    }
+    assert_eq!(list("decided=true&page=2").len(), 10);
+    let denied = list("decided=true&decision=denied");
+    assert_eq!(denied.len(), 15);
+    let carols_denied = list("decided=true&decision=denied&developer=carol");
+    assert_eq!(carols_denied.len(), 5, "{carols_denied:?}");
+    assert_eq!(list("page=4").len(), 20, "170 still open");
+    let second = page("/history?page=2");
+    assert!(second.contains("51–60 of 60"), "{second}");
+    let denied = page("/history?decision=denied&q=target-4");
+    assert!(denied.contains("esc-find-044") && denied.contains("esc-find-040"));
+    assert!(!denied.contains("esc-find-041"), "{denied}");
+}
+
+/// The UTC date `days` from today, as a filter takes it.
+fn chrono_day(days: i64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let day = now.div_euclid(86_400) + days;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = day + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[test]
+fn a_reviewer_finds_escalations_by_words_filters_time_and_pages_on_sqlite() {
+    a_reviewer_finds_escalations_by_words_filters_time_and_pages(Review::sqlite(&[]));
+}
+
+#[test]
+fn a_reviewer_finds_escalations_by_words_filters_time_and_pages_on_postgres() {
+    let database = postgres_database("find");
+    let review = Review::on(Sandbox::new(), database, &[]);
+    a_reviewer_finds_escalations_by_words_filters_time_and_pages(review);
+}
+
+/// The audit over a time range: the counts of what happened and who decided cover the calls
+/// made in it and no other, and add up; clicking a count lists exactly its calls of that range
+/// (newest first, paged), each with its time, developer, agent, kind, subject, outcome and who
+/// decided. Against `database`.
+fn the_audit_counts_a_time_range_and_lists_the_calls_behind_each_count(review: Review) {
+    let url = &review.service.url;
+    let day = 86_400_000_i64;
+    let start = 1_795_910_400_000_i64; // 2026-11-29T00:00:00Z
+    // Three days of calls: the day before, the day (a reviewer's allow at noon), the day after.
+    let calls = [
+        ("allow", "allow-once", Some(true)),
+        ("ask", "allow-once (reviewer: esc-1 by bob)", Some(true)),
+        ("ask", "reject (user)", Some(false)),
+        ("ask", "reject (escalated: nobody to ask)", Some(false)),
+        ("ask", "cancelled", None),
+        ("deny", "reject", Some(false)),
+    ];
+    let mut batch = audit_batch("log-range", &calls.repeat(3), "terraform apply");
+    for (n, record) in (batch["records"].as_array_mut().unwrap())
+        .iter_mut()
+        .enumerate()
+    {
+        let at = start - day + (n as i64 / 6) * day + 12 * 3_600_000 + n as i64 * 1000;
+        record["record"]["timestamp_ms"] = json!(at);
+        record["record"]["subject"] = json!(format!("terraform apply #{}", n + 1));
+    }
+    let (status, said) = call(
+        "POST",
+        &format!("{url}/v1/audit"),
+        &review.gate,
+        Some(batch),
+    );
+    assert_eq!(status, 200, "{said}");
+    let get = |path: &str| {
+        let (status, body) = call("GET", &format!("{url}{path}"), &review.reviewer, None);
+        assert_eq!(status, 200, "{path}: {body}");
+        body
+    };
+    let range = "from=2026-11-29&to=2026-11-29";
+    let summary = get(&format!("/v1/audit/summary?{range}"));
+    let total = &summary["total"];
+    let count = |t: &Value, key: &str| t[key].as_i64().unwrap();
+    assert_eq!(count(total, "total"), 6, "{total}");
+    let (outcomes, deciders) = (
+        ["allowed", "denied", "neither"],
+        ["chain", "person", "reviewer", "nobody"],
+    );
+    let sum = |t: &Value, keys: &[&str]| keys.iter().map(|k| count(t, k)).sum::<i64>();
+    assert_eq!(sum(total, &outcomes), 6);
+    assert_eq!(sum(total, &deciders), 6);
+    assert_eq!(
+        outcomes.map(|k| count(total, k)),
+        [2, 3, 1],
+        "allowed, denied, neither: {total}"
+    );
+    assert_eq!(deciders.map(|k| count(total, k)), [2, 1, 1, 2], "{total}");
+    assert_eq!(count(&get("/v1/audit/summary")["total"], "total"), 18);
+    let hours = get("/v1/audit/summary?from=2026-11-29T12:00:07&to=2026-11-29T12:00:09Z");
+    assert_eq!(count(&hours["total"], "total"), 2, "{hours}");
+
+    // What each count lists: the records of the range, and no other.
+    let records = |query: &str| {
+        let listed = get(&format!("/v1/audit/records?{range}&{query}"));
+        let subjects: Vec<String> = (listed["rows"].as_array().unwrap().iter())
+            .map(|r| r["subject"].as_str().unwrap().to_owned())
+            .collect();
+        (listed, subjects)
+    };
+    let (listed, subjects) = records("decision=allowed&by=reviewer");
+    assert_eq!(subjects, ["terraform apply #8"], "{listed}");
+    let row = &listed["rows"][0];
+    assert_eq!(row["developer"], "alice");
+    assert_eq!(row["agent"], "claude");
+    assert_eq!(row["kind"], "execute");
+    assert_eq!(row["outcome"], "allowed");
+    assert_eq!(row["decided_by"], "reviewer");
+    assert_eq!(row["answer"], "allow-once (reviewer: esc-1 by bob)");
+    assert_eq!(listed["paged"]["total"], 1);
+    let (_, subjects) = records("decision=denied");
+    assert_eq!(
+        subjects,
+        [
+            "terraform apply #12",
+            "terraform apply #10",
+            "terraform apply #9"
+        ]
+    );
+    for by in deciders {
+        let (listed, _) = records(&format!("by={by}"));
+        assert_eq!(listed["paged"]["total"], total[by], "{by}");
+    }
+    let (_, subjects) = records("q=%2312");
+    assert_eq!(subjects, ["terraform apply #12"]);
+    let all = get("/v1/audit/records");
+    assert_eq!(all["paged"]["total"], 18);
+    assert_eq!(
+        all["rows"][0]["subject"], "terraform apply #18",
+        "newest first"
+    );
+
+    // The page: the counts of the range link to their calls; those pages list them.
+    let cookie = sign_in(url, &review.reviewer);
+    let page = |path: &str| {
+        let (status, _, body) = browse("GET", &format!("{url}{path}"), &[("cookie", &cookie)], &[]);
+        assert_eq!(status, 200, "{path}: {body}");
+        body
+    };
+    let audit = page(&format!("/audit?{range}"));
+    let link = "href=\"/audit/records?decision=allowed&amp;by=reviewer&amp;from=2026-11-29&amp;to=2026-11-29\">1</a>";
+    assert!(audit.contains(link), "no {link} in:\n{audit}");
+    assert!(
+        audit.contains("Calls made from <strong>2026-11-29</strong>"),
+        "{audit}"
+    );
+    let drilled = page(&format!("/audit/records?{range}&decision=denied"));
+    for n in [9, 10, 12] {
+        assert!(
+            drilled.contains(&format!("terraform apply #{n}<")),
+            "#{n}: {drilled}"
+        );
+    }
+    for n in [3, 11, 15] {
+        assert!(
+            !drilled.contains(&format!("terraform apply #{n}<")),
+            "#{n}: {drilled}"
+        );
+    }
+    assert!(drilled.contains("1–3 of 3"), "{drilled}");
+    assert!(
+        drilled.contains("<time datetime=\"2026-11-29T12:00:11Z\" title=\"2026-11-29 12:00:11 UTC\">2026-11-29 12:00:11 UTC</time>"),
+        "{drilled}"
+    );
+}
+
+#[test]
+fn the_audit_counts_a_time_range_and_lists_the_calls_behind_each_count_on_sqlite() {
+    the_audit_counts_a_time_range_and_lists_the_calls_behind_each_count(Review::sqlite(&[]));
+}
+
+#[test]
+fn the_audit_counts_a_time_range_and_lists_the_calls_behind_each_count_on_postgres() {
+    let database = postgres_database("range");
+    let review = Review::on(Sandbox::new(), database, &[]);
+    the_audit_counts_a_time_range_and_lists_the_calls_behind_each_count(review);
 }

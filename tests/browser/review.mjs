@@ -5,12 +5,16 @@
 // the window) and show no hidden character as it is; a screenshot of each goes to SHOTS. On
 // the second service it also watches the queue update itself when an escalation arrives (the
 // tab's title carries the count), then allows the escalation of a waiting `acp-gate run` on
-// its page. Prints one JSON line: what it saw.
+// its page. Then it finds: a search with results and one with none, the history's second
+// page, the audit over a time range and the calls behind one of its counts, a hostile search
+// said back as the page shows text; it checks that times are written in the reader's zone
+// (the browser's is set to Asia/Kolkata) and decides an escalation with the `d` key (not
+// while typing a message). Prints one JSON line: what it saw.
 //
 //   node review.mjs CONFIG
 //   CONFIG (JSON): {"shots": DIR, "empty": {"url", "reviewer"},
 //                   "full": {"url", "reviewer", "gate", "states": {STATE: [ID]}, "run": SUBJECT,
-//                            "arrive": SUBMISSION}}
+//                            "arrive": SUBMISSION, "today": "YYYY-MM-DD"}}
 import { chromium } from "playwright-core";
 
 const config = JSON.parse(process.argv[2] ?? "null");
@@ -33,9 +37,10 @@ const browser = await chromium.launch({
 });
 let drawn = 0;
 
-/// Signs in with `token` on a new page of the service at `url`.
+/// Signs in with `token` on a new page of the service at `url` (a reader in India: times are
+/// written in their zone).
 async function signIn(url, token) {
-  const page = await browser.newPage({ viewport: DESKTOP });
+  const page = await browser.newPage({ viewport: DESKTOP, timezoneId: "Asia/Kolkata", locale: "en-GB" });
   await page.goto(`${url}/queue`);
   // Not signed in: the queue sends us to the sign-in page.
   if (!page.url().endsWith("/login")) throw new Error(`expected the sign-in page, got ${page.url()}`);
@@ -139,7 +144,75 @@ try {
   if (hostile.status() !== 200 || flagged !== 1 || !escapes.includes("⟨U+202E⟩")) {
     throw new Error(`the hostile request is not shown as it runs: ${flagged} flag(s), ${escapes}`);
   }
-  console.log(JSON.stringify({ id, subject, reasons, decided, before, after, escapes, drawn }));
+
+  // Finding.
+  const hostileQuery = encodeURIComponent("rm \u202Ehs.txt\u200B \"><script>alert(1)</script>");
+  const finds = [
+    ["/queue?q=terraform", "find-queue-search"],
+    ["/queue?q=nothing-is-asked-like-this", "find-queue-none"],
+    ["/history?page=2", "find-history-page-2"],
+    ["/history?decision=denied&q=lint", "find-history-denied"],
+    [`/audit?from=${full.today}`, "find-audit-range"],
+    [`/audit/records?decision=denied&from=${full.today}`, "find-audit-records"],
+    [`/queue?q=${hostileQuery}`, "find-hostile-search"],
+  ];
+  for (const [path, name] of finds) await draw(page, full.url, path, name);
+  const text = async (selector) => (await page.locator(selector).allTextContents()).map((t) => t.trim());
+  await page.goto(`${full.url}/queue?q=terraform`);
+  const searched = await text(".queue .item .subject");
+  if (searched.length === 0 || !searched.every((s) => s.toLowerCase().includes("terraform"))) {
+    throw new Error(`searching for terraform found ${JSON.stringify(searched)}`);
+  }
+  await page.goto(`${full.url}/queue?q=nothing-is-asked-like-this`);
+  const none = (await text(".card.empty")).join(" ");
+  await page.goto(`${full.url}/history?page=2`);
+  const second = (await text(".pager .muted")).join(" ");
+  await page.goto(`${full.url}/audit?from=${full.today}`);
+  await Promise.all([page.waitForURL(/\/audit\/records/), page.locator(".totals a.deny").click()]);
+  const outcomes = [...new Set(await text(".records tbody .status"))];
+  await page.goto(`${full.url}/queue?q=${hostileQuery}`);
+  const said = await text(".found .query .hidden");
+  const kept = await page.inputValue("input[name=q]");
+  const scripts = await page.locator("main script").count();
+  if (!said.includes("⟨U+202E⟩") || !kept.includes("⟨U+202E⟩") || scripts !== 0) {
+    throw new Error(`the hostile search is not said back as text: ${said} / ${kept} / ${scripts} script(s)`);
+  }
+
+  // Times in the reader's zone, UTC on hover.
+  await page.goto(`${full.url}/escalations/${full.states.decided[0]}`);
+  const times = await page.locator("time[data-local]:not(.ago)").evaluateAll((all) =>
+    all.map((t) => ({ text: t.textContent, title: t.title, datetime: t.dateTime })));
+  const local = times[0];
+  if (!local || local.text.includes("UTC") || !local.title.endsWith("UTC")) {
+    throw new Error(`times are not in the reader's zone: ${JSON.stringify(times)}`);
+  }
+
+  // Keys: `d` while typing a message is a letter of it; then, outside it, a deny.
+  const open = full.states.stale[1];
+  await page.goto(`${full.url}/escalations/${open}`);
+  await page.locator("#message").click();
+  await page.keyboard.press("d");
+  await page.waitForTimeout(500);
+  const typed = await page.inputValue("#message");
+  if (typed !== "d" || (await page.locator(".decided").count()) !== 0) {
+    throw new Error(`typing d in the message decided, or typed ${JSON.stringify(typed)}`);
+  }
+  await page.locator("#message").fill("");
+  await page.locator("h2", { hasText: "Decide" }).click();
+  await page.keyboard.press("d");
+  await page.waitForSelector(".decided-denied", { timeout: 10_000 });
+  const keyed = (await page.locator(".decided h2").textContent()).trim();
+  await page.screenshot({ path: `${shots}/find-key-denied-desktop.png`, fullPage: true });
+  // `n`: the next escalation waiting.
+  const from = page.url();
+  await page.keyboard.press("n");
+  await page.waitForURL((url) => url.toString() !== from, { timeout: 10_000 });
+  const next = page.url().split("/").pop();
+
+  console.log(JSON.stringify({
+    id, subject, reasons, decided, before, after, escapes, drawn,
+    found: { searched, none, second, outcomes, said, kept, local, keyed, next },
+  }));
 } finally {
   await browser.close();
 }

@@ -55,7 +55,7 @@ const TAKEN_WITHIN: Duration = Duration::from_secs(2);
 const IDLE: Duration = Duration::from_secs(600);
 
 /// The variables acp-gate reads (and the families it reads by prefix, the proxies the review
-/// service's client heeds, the dynamic loader's): a server answers only calls whose values of
+/// service's client heeds, the dynamic loader's, OpenTelemetry's exporter settings): a server answers only calls whose values of
 /// these are its own, since they are part of its socket's name.
 const KEYED_VARIABLES: &[&str] = &[
     "HOME",
@@ -69,7 +69,14 @@ const KEYED_VARIABLES: &[&str] = &[
     "DOCKER_CONFIG",
     "COSIGN_PASSWORD",
 ];
-const KEYED_PREFIXES: &[&str] = &["ACP_GATE_", "XDG_", "GEMINI_CLI_", "SSL_CERT_", "LD_"];
+const KEYED_PREFIXES: &[&str] = &[
+    "ACP_GATE_",
+    "XDG_",
+    "GEMINI_CLI_",
+    "SSL_CERT_",
+    "LD_",
+    "OTEL_",
+];
 
 fn keyed(name: &str) -> bool {
     KEYED_VARIABLES.contains(&name)

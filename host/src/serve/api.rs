@@ -15,9 +15,10 @@ use serde_json::{Value, json};
 
 use super::Service;
 use super::auth::Caller;
-use super::db::{AuditSummary, Escalation, Filter, Role, Submitted, Token};
+use super::db::{AuditRecord, AuditSummary, Escalation, Listed, Role, Submitted, Token};
 use super::decision::{Choice, signed};
 use super::error::Refusal;
+use super::find::Filter;
 use crate::service::{AuditBatch, Ingested, Submission, Waited};
 
 /// The largest escalation a gate may send, and the largest audit batch.
@@ -53,15 +54,33 @@ pub fn routes() -> Router<Arc<Service>> {
             post(audit).layer(DefaultBodyLimit::max(MAX_BATCH)),
         )
         .route("/v1/audit/summary", get(summary))
+        .route("/v1/audit/records", get(records))
 }
 
-/// The organisation's audit, grouped as the page shows it.
+/// A filter from a query, tidied, or a 400 that names the field.
+fn tidied(filter: Filter) -> Result<Filter, Refusal> {
+    filter.tidy().map_err(Refusal::bad_request)
+}
+
+/// The organisation's audit, grouped as the page shows it (over the records the query's
+/// filter picks: `from`, `to`, `developer`…).
 async fn summary(
     State(service): State<Arc<Service>>,
     Caller(token): Caller,
+    Query(filter): Query<Filter>,
 ) -> Result<Json<AuditSummary>, Refusal> {
     require(&token, Role::Reviewer, "reading the audit")?;
-    Ok(Json(service.db.audit_summary().await?))
+    Ok(Json(service.db.audit_summary(&tidied(filter)?).await?))
+}
+
+/// A page of the audited calls the query's filter picks, newest first.
+async fn records(
+    State(service): State<Arc<Service>>,
+    Caller(token): Caller,
+    Query(filter): Query<Filter>,
+) -> Result<Json<Listed<AuditRecord>>, Refusal> {
+    require(&token, Role::Reviewer, "reading the audit")?;
+    Ok(Json(service.db.audit_records(&tidied(filter)?).await?))
 }
 
 /// The key decisions are signed with, for `[escalation] key` in the org file.
@@ -262,22 +281,23 @@ async fn decide(
     Ok(Json(decided))
 }
 
+/// Whether a list is of the decided escalations (`?decided=true`) rather than the open ones.
 #[derive(Deserialize)]
 struct ListQuery {
     #[serde(default)]
     decided: bool,
-    #[serde(flatten)]
-    filter: Filter,
 }
 
 async fn list(
     State(service): State<Arc<Service>>,
     Caller(token): Caller,
     Query(query): Query<ListQuery>,
+    Query(filter): Query<Filter>,
 ) -> Result<Json<Vec<Escalation>>, Refusal> {
     require(&token, Role::Reviewer, "listing escalations")?;
+    let filter = tidied(filter)?;
     Ok(Json(
-        service.db.list(!query.decided, &query.filter, 500).await?,
+        service.db.list(!query.decided, &filter).await?.listed.rows,
     ))
 }
 

@@ -11,7 +11,8 @@ use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::{AnyPool, Row};
 
-use super::waiting::{Gate, Reached};
+use super::find::{Bound, Filter, PAGE_SIZE, Paged};
+use super::waiting::{GRACE_MS, Gate, Reached};
 use crate::distribution::signature::PrivateKey;
 use crate::record::ResolvedBy;
 use crate::service::{Ruling, ShippedRecord, Submission};
@@ -42,6 +43,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         5,
         "session escalations",
         include_str!("../../migrations/0005_session_escalations.sql"),
+    ),
+    (
+        6,
+        "escalation developer",
+        include_str!("../../migrations/0006_escalation_developer.sql"),
     ),
 ];
 
@@ -216,16 +222,64 @@ pub enum Submitted {
     Conflict(&'static str),
 }
 
-/// Which escalations a list shows.
-#[derive(Debug, Default, Clone, Serialize, serde::Deserialize)]
-pub struct Filter {
-    #[serde(default)]
-    pub team: Option<String>,
-    #[serde(default)]
-    pub agent: Option<String>,
-    #[serde(default)]
-    pub kind: Option<String>,
+/// One page of a list, and where it stands.
+#[derive(Debug, Serialize)]
+pub struct Listed<T> {
+    pub rows: Vec<T>,
+    pub paged: Paged,
 }
+
+/// A page of escalations, and how many of all that match have a gate waiting (the queue's).
+#[derive(Debug, Serialize)]
+pub struct Escalations {
+    pub listed: Listed<Escalation>,
+    pub waiting: i64,
+}
+
+/// The values a list's filters offer, by field (`team`: the teams seen).
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Facet {
+    pub name: &'static str,
+    pub values: Vec<String>,
+}
+
+/// An audited call, as the audit's drill-down lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditRecord {
+    pub timestamp_ms: i64,
+    pub developer: String,
+    pub agent: String,
+    pub kind: String,
+    pub subject: String,
+    /// What the chain said (`allow`, `deny`, `ask`).
+    pub decision: String,
+    /// What happened: `allowed`, `denied` or `neither`.
+    pub outcome: &'static str,
+    /// Who decided (see [`Tally`]), and the answer the gate recorded, which names them.
+    pub decided_by: String,
+    pub answer: String,
+    pub log: String,
+    pub seq: i64,
+}
+
+/// Binds `values` to `query`, in order.
+fn bound<'q>(
+    mut query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    values: &'q [Bound],
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    for value in values {
+        query = match value {
+            Bound::Text(text) => query.bind(text.as_str()),
+            Bound::Number(n) => query.bind(*n),
+        };
+    }
+    query
+}
+
+/// The queue's order: the escalations whose gate waits first (as [`Gate::of`] reads it: a
+/// poll that ended less than [`GRACE_MS`] ago, or none yet and asked less than that ago), each
+/// part newest first. `$since` stands for now less the grace.
+const QUEUE_ORDER: &str = "CASE WHEN COALESCE(gate_until_ms, created_ms) > $since THEN 0 ELSE 1 END, created_ms DESC, id DESC";
 
 /// The decision to store.
 pub struct Decided<'a> {
@@ -373,7 +427,29 @@ impl Db {
             .run(&pool)
             .await
             .with_context(|| format!("cannot migrate the database {}", redact_url(&url)))?;
-        Ok(Db { pool, backend, url })
+        let db = Db { pool, backend, url };
+        db.name_developers().await?;
+        Ok(db)
+    }
+
+    /// Fills in the developer of escalations stored before it was kept (migration 6): the
+    /// person their requester stands for, in the form only Rust computes.
+    async fn name_developers(&self) -> Result<()> {
+        let rows =
+            sqlx::query("SELECT DISTINCT requester FROM escalations WHERE developer IS NULL")
+                .fetch_all(&self.pool)
+                .await?;
+        for row in rows {
+            let requester: String = row.try_get("requester")?;
+            sqlx::query(
+                "UPDATE escalations SET developer = $1 WHERE requester = $2 AND developer IS NULL",
+            )
+            .bind(super::identity::person(&requester))
+            .bind(&requester)
+            .execute(&self.pool)
+            .await?;
+        }
+        Ok(())
     }
 
     // ---- tokens ----
@@ -456,8 +532,8 @@ impl Db {
     pub async fn submit(&self, gate: &Token, submission: &Submission) -> Result<Submitted> {
         let body = serde_json::to_string(submission)?;
         let inserted = sqlx::query(
-            "INSERT INTO escalations (id, token_id, requester, team, session_id, fingerprint, kind, tool, subject, agent, body, created_ms, status) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'open') ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO escalations (id, token_id, requester, team, session_id, fingerprint, kind, tool, subject, agent, body, created_ms, status, developer) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'open', $13) ON CONFLICT (id) DO NOTHING",
         )
         .bind(&submission.id)
         .bind(&gate.id)
@@ -471,6 +547,7 @@ impl Db {
         .bind(&submission.agent)
         .bind(body)
         .bind(now())
+        .bind(gate.person())
         .execute(&self.pool)
         .await?;
         if inserted.rows_affected() == 1 {
@@ -587,24 +664,69 @@ impl Db {
         Ok(done.rows_affected() == 1)
     }
 
-    /// Open escalations (newest first) or decided ones (most recently decided first).
-    pub async fn list(&self, open: bool, filter: &Filter, limit: i64) -> Result<Vec<Escalation>> {
-        let (status, order) = match open {
-            true => ("status = 'open'", "created_ms DESC"),
-            false => ("status <> 'open'", "decided_ms DESC"),
+    /// A page of the open escalations that `filter` picks, in the queue's order ([`QUEUE_ORDER`]),
+    /// or of the decided ones (most recently decided first).
+    pub async fn list(&self, open: bool, filter: &Filter) -> Result<Escalations> {
+        // Every value bound must be used (PostgreSQL counts them): each query binds its own.
+        let mut conditions = filter.escalations(open);
+        let clause = conditions.clause();
+        let since = Bound::Number(now() - GRACE_MS);
+        let mut counting = conditions.clone();
+        let waits = format!(
+            "COALESCE(gate_until_ms, created_ms) > {}",
+            counting.placeholder(since.clone())
+        );
+        let counted = format!(
+            "SELECT COUNT(*) AS total, SUM(CASE WHEN status = 'open' AND {waits} THEN 1 ELSE 0 END) AS waiting FROM escalations {clause}"
+        );
+        let row = bound(sqlx::query(&counted), counting.values())
+            .fetch_one(&self.pool)
+            .await?;
+        let total: i64 = row.try_get("total")?;
+        let waiting = row.try_get::<Option<i64>, _>("waiting")?.unwrap_or(0);
+        let order = match open {
+            true => QUEUE_ORDER.replace("$since", &conditions.placeholder(since)),
+            false => "decided_ms DESC, id DESC".to_owned(),
         };
+        let page = filter.page();
+        let limit = conditions.placeholder(Bound::Number(PAGE_SIZE));
+        let offset = conditions.placeholder(Bound::Number(Paged::offset(page)));
+        let sql = format!(
+            "SELECT {ESCALATION_COLUMNS} FROM escalations {clause} ORDER BY {order} LIMIT {limit} OFFSET {offset}"
+        );
+        let rows = bound(sqlx::query(&sql), conditions.values())
+            .fetch_all(&self.pool)
+            .await?;
+        let rows = rows.iter().map(escalation_of).collect::<Result<Vec<_>>>()?;
+        let paged = Paged::of(page, total, rows.len());
+        Ok(Escalations {
+            listed: Listed { rows, paged },
+            waiting,
+        })
+    }
+
+    /// The open escalations before and after `id` in the queue's order (with no filter): what
+    /// an escalation's page offers as the previous and the next. Once `id` is decided, the next
+    /// is the queue's first.
+    pub async fn neighbours(&self, id: &str) -> Result<(Option<String>, Option<String>)> {
+        let order = QUEUE_ORDER.replace("$since", "$1");
         let rows = sqlx::query(&format!(
-            "SELECT {ESCALATION_COLUMNS} FROM escalations WHERE {status} \
-             AND ($1 = '' OR team = $1) AND ($2 = '' OR agent = $2) AND ($3 = '' OR kind = $3) \
-             ORDER BY {order} LIMIT $4"
+            "SELECT id FROM escalations WHERE status = 'open' ORDER BY {order} LIMIT 10000"
         ))
-        .bind(filter.team.clone().unwrap_or_default())
-        .bind(filter.agent.clone().unwrap_or_default())
-        .bind(filter.kind.clone().unwrap_or_default())
-        .bind(limit)
+        .bind(now() - GRACE_MS)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(escalation_of).collect()
+        let ids: Vec<String> = rows
+            .iter()
+            .map(|row| row.try_get("id"))
+            .collect::<Result<_, _>>()?;
+        Ok(match ids.iter().position(|other| other == id) {
+            Some(at) => (
+                at.checked_sub(1).map(|before| ids[before].clone()),
+                ids.get(at + 1).cloned(),
+            ),
+            None => (None, ids.first().cloned()),
+        })
     }
 
     /// The other escalations of `escalation`'s session (the same gate's), newest first.
@@ -622,21 +744,27 @@ impl Db {
         rows.iter().map(escalation_of).collect()
     }
 
-    /// The values the queue's filters offer: teams, agents and kinds seen.
-    pub async fn facets(&self) -> Result<[Vec<String>; 3]> {
-        let mut out: [Vec<String>; 3] = Default::default();
-        for (slot, column) in out.iter_mut().zip(["team", "agent", "kind"]) {
+    /// The values the filters of the queue and the history (`escalations`) or of the audit
+    /// (`audit_records`) offer: those seen of each field.
+    pub async fn facets(&self, audit: bool) -> Result<Vec<Facet>> {
+        let (table, names): (&str, &[&'static str]) = match audit {
+            false => ("escalations", &["developer", "team", "agent", "kind"]),
+            true => ("audit_records", &["developer", "agent", "kind"]),
+        };
+        let mut facets = Vec::new();
+        for &name in names {
             let rows = sqlx::query(&format!(
-                "SELECT DISTINCT {column} AS v FROM escalations WHERE {column} IS NOT NULL ORDER BY v LIMIT 100"
+                "SELECT DISTINCT {name} AS v FROM {table} WHERE {name} IS NOT NULL ORDER BY v LIMIT 200"
             ))
             .fetch_all(&self.pool)
             .await?;
-            *slot = rows
+            let values = rows
                 .iter()
                 .filter_map(|r| r.try_get::<String, _>("v").ok())
                 .collect();
+            facets.push(Facet { name, values });
         }
-        Ok(out)
+        Ok(facets)
     }
 
     // ---- audit ----
@@ -766,15 +894,19 @@ impl Db {
         ))
     }
 
-    /// The organisation's audit, grouped.
-    pub async fn audit_summary(&self) -> Result<AuditSummary> {
+    /// The organisation's audit of the calls `filter` picks (a time range, a developer…),
+    /// grouped.
+    pub async fn audit_summary(&self, filter: &Filter) -> Result<AuditSummary> {
+        let conditions = filter.audit_records();
+        let clause = conditions.clause();
+        let values = conditions.values();
         let count = |condition: &str, name: &str| {
             format!("SUM(CASE WHEN {condition} THEN 1 ELSE 0 END) AS {name}")
         };
         let by = |who: &str| count(&format!("decided_by = '{who}'"), who);
         let tally = |group: &str| {
             format!(
-                "SELECT {group} AS name, COUNT(*) AS total, {}, {}, {}, {}, {}, {}, {} FROM audit_records",
+                "SELECT {group} AS name, COUNT(*) AS total, {}, {}, {}, {}, {}, {}, {} FROM audit_records {clause}",
                 count("allowed = 1", "allowed"),
                 count("allowed = 0", "denied"),
                 count("allowed IS NULL", "neither"),
@@ -791,17 +923,22 @@ impl Db {
             )
         };
         let mut summary = AuditSummary::default();
-        let total = sqlx::query(&tally("'all'")).fetch_one(&self.pool).await?;
+        let total = bound(sqlx::query(&tally("'all'")), values)
+            .fetch_one(&self.pool)
+            .await?;
         summary.total = tally_of(&total)?;
         let outcome = "CASE WHEN allowed = 1 THEN 'allowed' WHEN allowed = 0 THEN 'denied' ELSE 'neither' END";
-        summary.by_outcome = self.tallies(&grouped(outcome)).await?;
+        summary.by_outcome = self.tallies(&grouped(outcome), values).await?;
         let order = ["allowed", "denied", "neither"];
         (summary.by_outcome).sort_by_key(|t| order.iter().position(|o| *o == t.name));
-        summary.by_agent = self.tallies(&grouped("agent")).await?;
-        summary.by_developer = self.tallies(&grouped("developer")).await?;
+        summary.by_agent = self.tallies(&grouped("agent"), values).await?;
+        summary.by_developer = self.tallies(&grouped("developer"), values).await?;
         // Handlers: each record names several; counted from their JSON in Rust.
-        let rows = sqlx::query(
-            "SELECT handlers FROM audit_records ORDER BY received_ms DESC LIMIT 100000",
+        let rows = bound(
+            sqlx::query(&format!(
+                "SELECT handlers FROM audit_records {clause} ORDER BY received_ms DESC LIMIT 100000"
+            )),
+            values,
         )
         .fetch_all(&self.pool)
         .await?;
@@ -833,8 +970,15 @@ impl Db {
         summary
             .by_handler
             .sort_by(|a, b| b.total.cmp(&a.total).then_with(|| a.name.cmp(&b.name)));
-        let rows = sqlx::query(
-            "SELECT subject, COUNT(*) AS n FROM audit_records WHERE decision = 'ask' GROUP BY subject ORDER BY n DESC, subject LIMIT 15",
+        let asked = match clause.is_empty() {
+            true => "WHERE decision = 'ask'".to_owned(),
+            false => format!("{clause} AND decision = 'ask'"),
+        };
+        let rows = bound(
+            sqlx::query(&format!(
+                "SELECT subject, COUNT(*) AS n FROM audit_records {asked} GROUP BY subject ORDER BY n DESC, subject LIMIT 15"
+            )),
+            values,
         )
         .fetch_all(&self.pool)
         .await?;
@@ -857,9 +1001,57 @@ impl Db {
         Ok(summary)
     }
 
-    async fn tallies(&self, sql: &str) -> Result<Vec<Tally>> {
-        let rows = sqlx::query(sql).fetch_all(&self.pool).await?;
+    async fn tallies(&self, sql: &str, values: &[Bound]) -> Result<Vec<Tally>> {
+        let rows = bound(sqlx::query(sql), values)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(tally_of).collect()
+    }
+
+    /// A page of the audited calls `filter` picks, newest first: what a count of the audit
+    /// page lists when clicked.
+    pub async fn audit_records(&self, filter: &Filter) -> Result<Listed<AuditRecord>> {
+        let mut conditions = filter.audit_records();
+        let clause = conditions.clause();
+        let counted = format!("SELECT COUNT(*) AS total FROM audit_records {clause}");
+        let total: i64 = bound(sqlx::query(&counted), conditions.values())
+            .fetch_one(&self.pool)
+            .await?
+            .try_get("total")?;
+        let page = filter.page();
+        let limit = conditions.placeholder(Bound::Number(PAGE_SIZE));
+        let offset = conditions.placeholder(Bound::Number(Paged::offset(page)));
+        let sql = format!(
+            "SELECT timestamp_ms, developer, agent, kind, subject, decision, allowed, decided_by, answer, log, seq \
+             FROM audit_records {clause} ORDER BY timestamp_ms DESC, token_id, log, seq DESC LIMIT {limit} OFFSET {offset}"
+        );
+        let rows = bound(sqlx::query(&sql), conditions.values())
+            .fetch_all(&self.pool)
+            .await?;
+        let rows = rows
+            .iter()
+            .map(|row| {
+                Ok(AuditRecord {
+                    timestamp_ms: row.try_get("timestamp_ms")?,
+                    developer: row.try_get("developer")?,
+                    agent: row.try_get("agent")?,
+                    kind: row.try_get("kind")?,
+                    subject: row.try_get("subject")?,
+                    decision: row.try_get("decision")?,
+                    outcome: match row.try_get::<Option<i64>, _>("allowed")? {
+                        Some(1) => "allowed",
+                        Some(_) => "denied",
+                        None => "neither",
+                    },
+                    decided_by: row.try_get("decided_by")?,
+                    answer: row.try_get("answer")?,
+                    log: row.try_get("log")?,
+                    seq: row.try_get("seq")?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let paged = Paged::of(page, total, rows.len());
+        Ok(Listed { rows, paged })
     }
 
     /// PostgreSQL's `NOTIFY channel, payload`.

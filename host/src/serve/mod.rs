@@ -6,6 +6,7 @@
 //!
 //! - [`settings`]: serve.toml and flags; [`db`]: storage (SQLite or PostgreSQL) and migrations;
 //! - [`auth`]: tokens, roles, rate limits, page sessions; [`error`]: the one error type;
+//! - [`find`]: the search, filters, time range and page a reviewer asks for;
 //! - [`identity`]: who a name stands for, in one normalised form; [`visible`]: hidden
 //!   characters of a request's text made visible;
 //! - [`api`]: the JSON API; [`page`]: the reviewers' page; [`decision`]: deciding;
@@ -18,6 +19,7 @@ pub mod auth;
 pub mod db;
 pub mod decision;
 pub mod error;
+pub mod find;
 pub mod identity;
 pub mod page;
 pub mod policy;

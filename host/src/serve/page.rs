@@ -17,9 +17,10 @@ use serde::{Deserialize, Serialize};
 
 use super::Service;
 use super::auth::{self, Reviewer};
-use super::db::{AuditSummary, Escalation, Filter, Role, Token};
+use super::db::{AuditRecord, AuditSummary, Escalation, Escalations, Facet, Listed, Role, Token};
 use super::decision::{self, Choice};
 use super::error::Refusal;
+use super::find::{DECIDERS, Filter};
 use super::visible;
 use crate::digest::sha256_hex;
 
@@ -34,6 +35,8 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("error.html", include_str!("page/error.html")),
     ("gate.html", include_str!("page/gate.html")),
     ("policy.html", include_str!("page/policy.html")),
+    ("find.html", include_str!("page/find.html")),
+    ("records.html", include_str!("page/records.html")),
 ];
 
 const STYLESHEET: &str = include_str!("page/page.css");
@@ -65,8 +68,9 @@ impl Pages {
             env.add_template(name, source)
                 .map_err(|e| anyhow::anyhow!("page template {name}: {e}"))?;
         }
-        env.add_filter("ago", ago);
-        env.add_filter("when", when);
+        env.add_filter("time", time);
+        env.add_filter("plain", |text: &str| visible::plain(text).into_owned());
+        env.add_function("query", query);
         env.add_filter("truncate", truncate);
         env.add_filter("hides", |value: Template| visible::anywhere(&value));
         env.add_filter("pretty", |value: Template| {
@@ -124,6 +128,68 @@ fn when(ms: i64) -> String {
         .unwrap_or_default()
 }
 
+/// A time in milliseconds as a `<time>` element: the UTC time as its text (or how long ago,
+/// `time("ago")`) and its title; the page's script writes it in the reader's own zone, and
+/// keeps the UTC time for the title.
+fn time(ms: Option<i64>, form: Option<&str>) -> Template {
+    let Some(moment) = ms.and_then(chrono::DateTime::from_timestamp_millis) else {
+        return Template::from("");
+    };
+    let iso = moment.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let utc = when(moment.timestamp_millis());
+    let element = match form {
+        Some("ago") => format!(
+            "<time class=ago datetime=\"{iso}\" title=\"{utc}\">{}</time>",
+            ago(moment.timestamp_millis())
+        ),
+        _ => format!("<time datetime=\"{iso}\" title=\"{utc}\">{utc}</time>"),
+    };
+    Template::from_safe_string(element)
+}
+
+/// The URL query of a list's filter (`filter`, as a page's data holds it) with `changes`
+/// (`page=2`), empty fields left out: the links of a pager, or of the audit's counts.
+fn query(filter: Template, changes: minijinja::value::Kwargs) -> Result<String, minijinja::Error> {
+    let text = |value: Template| match value.is_undefined() || value.is_none() {
+        true => String::new(),
+        false => value.to_string(),
+    };
+    let mut fields: Vec<(String, String)> = Vec::new();
+    for key in filter.try_iter()? {
+        let name = key.to_string();
+        fields.push((name.clone(), text(filter.get_attr(&name)?)));
+    }
+    for name in changes.args() {
+        let value = text(changes.get::<Template>(name)?);
+        match fields.iter_mut().find(|(key, _)| key == name) {
+            Some(field) => field.1 = value,
+            None => fields.push((name.to_owned(), value)),
+        }
+    }
+    let mut url = reqwest::Url::parse("http://page/").expect("a URL");
+    url.query_pairs_mut()
+        .extend_pairs(fields.iter().filter(|(_, value)| !value.is_empty()));
+    Ok(url.query().unwrap_or_default().to_owned())
+}
+
+/// The times a list's quick links start from: the last hour, day, week and 30 days.
+fn since_links() -> Vec<(&'static str, String)> {
+    let now = super::db::now();
+    [
+        ("last hour", 1),
+        ("24 h", 24),
+        ("7 days", 24 * 7),
+        ("30 days", 24 * 30),
+    ]
+    .into_iter()
+    .map(|(name, hours)| {
+        let since = chrono::DateTime::from_timestamp_millis(now - hours * 3_600_000);
+        let since = since.map(|t| t.format("%Y-%m-%dT%H:%M").to_string());
+        (name, since.unwrap_or_default())
+    })
+    .collect()
+}
+
 pub fn routes() -> axum::Router<Arc<Service>> {
     axum::Router::new()
         .route("/", get(|| async { Redirect::to("/queue") }))
@@ -135,6 +201,7 @@ pub fn routes() -> axum::Router<Arc<Service>> {
         .route("/queue", get(queue))
         .route("/history", get(history))
         .route("/audit", get(audit))
+        .route("/audit/records", get(audit_records))
         .route("/escalations/{id}", get(escalation))
         .route("/escalations/{id}/decide", post(decide))
         .layer(DefaultBodyLimit::max(MAX_FORM))
@@ -351,25 +418,33 @@ async fn logout(
 /// A signed-in page and what it shows. The handlers gather the data; [`Pages::view`] draws it
 /// (and the tests draw every page from data in every state).
 pub enum View<'a> {
-    Queue {
-        /// The open escalations whose gates wait, and the others.
-        awaited: &'a [Escalation],
-        stale: &'a [Escalation],
+    /// The queue (`open`: its escalations whose gates wait first) or the history.
+    Escalations {
+        open: bool,
+        found: &'a Escalations,
         filter: &'a Filter,
-        facets: &'a [Vec<String>; 3],
-    },
-    History {
-        decided: &'a [Escalation],
+        facets: &'a [Facet],
     },
     Audit {
         summary: &'a AuditSummary,
         tokens: &'a [Token],
+        filter: &'a Filter,
+        facets: &'a [Facet],
+    },
+    /// The audited calls behind one of the audit's counts.
+    AuditRecords {
+        found: &'a Listed<AuditRecord>,
+        filter: &'a Filter,
+        facets: &'a [Facet],
     },
     Escalation {
         escalation: &'a Escalation,
         own: bool,
         /// The other escalations of its session, newest first.
         session: &'a [Escalation],
+        /// The open escalations before and after it in the queue.
+        previous: Option<&'a str>,
+        next: Option<&'a str>,
     },
     /// For policy owners: the proposed rules, and a replay's findings when one was run.
     Policy {
@@ -384,26 +459,52 @@ impl View<'_> {
         let me =
             context! { me => &reviewer.token, csrf => &reviewer.csrf, waiting => live.waiting };
         let (name, data) = match self {
-            View::Queue {
-                awaited,
-                stale,
+            View::Escalations {
+                open: true,
+                found,
                 filter,
-                facets: [teams, agents, kinds],
-            } => (
-                "queue.html",
-                context! { page => "queue", version => &live.version, awaited, stale, filter, teams, agents, kinds },
-            ),
-            View::History { decided } => ("history.html", context! { page => "history", decided }),
-            View::Audit { summary, tokens } => {
-                ("audit.html", context! { page => "audit", summary, tokens })
+                facets,
+            } => {
+                let (awaited, stale): (Vec<_>, Vec<_>) =
+                    found.listed.rows.iter().partition(|e| e.gate.waits());
+                let context = context! { page => "queue", version => &live.version, found, awaited, stale, filter, facets };
+                ("queue.html", context)
             }
+            View::Escalations {
+                open: false,
+                found,
+                filter,
+                facets,
+            } => (
+                "history.html",
+                context! { page => "history", found, filter, facets },
+            ),
+            View::Audit {
+                summary,
+                tokens,
+                filter,
+                facets,
+            } => (
+                "audit.html",
+                context! { page => "audit", summary, tokens, filter, facets, deciders => DECIDERS, since => since_links() },
+            ),
+            View::AuditRecords {
+                found,
+                filter,
+                facets,
+            } => (
+                "records.html",
+                context! { page => "audit", found, filter, facets, deciders => DECIDERS },
+            ),
             View::Escalation {
                 escalation,
                 own,
                 session,
+                previous,
+                next,
             } => (
                 "escalation.html",
-                context! { page => "queue", e => escalation, own, session },
+                context! { page => "queue", e => escalation, own, session, previous, next },
             ),
             View::Policy { proposed, replay } => (
                 "policy.html",
@@ -433,56 +534,82 @@ pub(super) async fn signed_in(
     Ok(service.pages.view(reviewer, &live, view))
 }
 
+/// The filter of a page's query, tidied, or a refusal that says which field is wrong.
+fn tidied(filter: Filter) -> Result<Filter, Refusal> {
+    filter.tidy().map_err(Refusal::bad_request)
+}
+
 async fn queue(
     State(service): State<Arc<Service>>,
     reviewer: Reviewer,
     Query(filter): Query<Filter>,
 ) -> PageResult {
-    let fail = |e: anyhow::Error| failed(&service, Some(&reviewer), e.into());
-    let filter = Filter {
-        team: filter.team.filter(|v| !v.is_empty()),
-        agent: filter.agent.filter(|v| !v.is_empty()),
-        kind: filter.kind.filter(|v| !v.is_empty()),
+    escalations(&service, &reviewer, true, filter).await
+}
+
+async fn history(
+    State(service): State<Arc<Service>>,
+    reviewer: Reviewer,
+    Query(filter): Query<Filter>,
+) -> PageResult {
+    escalations(&service, &reviewer, false, filter).await
+}
+
+/// The queue (`open`) or the history: the page of escalations that `filter` asks for.
+async fn escalations(
+    service: &Service,
+    reviewer: &Reviewer,
+    open: bool,
+    filter: Filter,
+) -> PageResult {
+    let fail = |e: anyhow::Error| failed(service, Some(reviewer), e.into());
+    let filter = tidied(filter).map_err(|r| failed(service, Some(reviewer), r))?;
+    let found = service.db.list(open, &filter).await.map_err(fail)?;
+    let facets = service.db.facets(false).await.map_err(fail)?;
+    let view = View::Escalations {
+        open,
+        found: &found,
+        filter: &filter,
+        facets: &facets,
     };
-    let open = service.db.list(true, &filter, 200).await.map_err(fail)?;
-    let (awaited, stale): (Vec<_>, Vec<_>) = open.into_iter().partition(|e| e.gate.waits());
-    let facets = service.db.facets().await.map_err(fail)?;
-    let view = View::Queue {
-        awaited: &awaited,
-        stale: &stale,
+    signed_in(service, reviewer, view).await
+}
+
+async fn audit(
+    State(service): State<Arc<Service>>,
+    reviewer: Reviewer,
+    Query(filter): Query<Filter>,
+) -> PageResult {
+    let fail = |e: anyhow::Error| failed(&service, Some(&reviewer), e.into());
+    let filter = tidied(filter).map_err(|r| failed(&service, Some(&reviewer), r))?;
+    let summary = service.db.audit_summary(&filter).await.map_err(fail)?;
+    let tokens = match reviewer.token.role {
+        Role::Admin => service.db.tokens().await.map_err(fail)?,
+        _ => Vec::new(),
+    };
+    let facets = service.db.facets(true).await.map_err(fail)?;
+    let view = View::Audit {
+        summary: &summary,
+        tokens: &tokens,
         filter: &filter,
         facets: &facets,
     };
     signed_in(&service, &reviewer, view).await
 }
 
-async fn history(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageResult {
-    let decided = service
-        .db
-        .list(false, &Filter::default(), 200)
-        .await
-        .map_err(|e| failed(&service, Some(&reviewer), e.into()))?;
-    let view = View::History { decided: &decided };
-    signed_in(&service, &reviewer, view).await
-}
-
-async fn audit(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageResult {
-    let summary = service
-        .db
-        .audit_summary()
-        .await
-        .map_err(|e| failed(&service, Some(&reviewer), e.into()))?;
-    let tokens = match reviewer.token.role {
-        Role::Admin => service
-            .db
-            .tokens()
-            .await
-            .map_err(|e| failed(&service, Some(&reviewer), e.into()))?,
-        _ => Vec::new(),
-    };
-    let view = View::Audit {
-        summary: &summary,
-        tokens: &tokens,
+async fn audit_records(
+    State(service): State<Arc<Service>>,
+    reviewer: Reviewer,
+    Query(filter): Query<Filter>,
+) -> PageResult {
+    let fail = |e: anyhow::Error| failed(&service, Some(&reviewer), e.into());
+    let filter = tidied(filter).map_err(|r| failed(&service, Some(&reviewer), r))?;
+    let found = service.db.audit_records(&filter).await.map_err(fail)?;
+    let facets = service.db.facets(true).await.map_err(fail)?;
+    let view = View::AuditRecords {
+        found: &found,
+        filter: &filter,
+        facets: &facets,
     };
     signed_in(&service, &reviewer, view).await
 }
@@ -492,25 +619,26 @@ async fn escalation(
     reviewer: Reviewer,
     Path(id): Path<String>,
 ) -> PageResult {
-    let escalation = match service.db.escalation(&id).await {
-        Ok(Some(escalation)) => escalation,
-        Ok(None) => {
-            return Err(failed(
-                &service,
-                Some(&reviewer),
-                Refusal::not_found(format!("no escalation {id}")),
-            ));
+    let fail = |e: anyhow::Error| failed(&service, Some(&reviewer), e.into());
+    let escalation = match service.db.escalation(&id).await.map_err(fail)? {
+        Some(escalation) => escalation,
+        None => {
+            let missing = Refusal::not_found(format!("no escalation {id}"));
+            return Err(failed(&service, Some(&reviewer), missing));
         }
-        Err(error) => return Err(failed(&service, Some(&reviewer), error.into())),
     };
-    let session = match service.db.session_escalations(&escalation).await {
-        Ok(session) => session,
-        Err(error) => return Err(failed(&service, Some(&reviewer), error.into())),
-    };
+    let session = service
+        .db
+        .session_escalations(&escalation)
+        .await
+        .map_err(fail)?;
+    let (previous, next) = service.db.neighbours(&id).await.map_err(fail)?;
     let view = View::Escalation {
         own: decision::own(&reviewer.token, &escalation),
         escalation: &escalation,
         session: &session,
+        previous: previous.as_deref(),
+        next: next.as_deref(),
     };
     signed_in(&service, &reviewer, view).await
 }
@@ -551,6 +679,7 @@ mod tests {
 
     use super::*;
     use crate::serve::db::{Tally, Verdicts, now};
+    use crate::serve::find::Paged;
     use crate::service::{Circumstances, Git};
 
     fn token(name: &str, role: Role) -> Token {
@@ -718,49 +847,143 @@ mod tests {
         let all = every_state();
         let (open, decided): (Vec<_>, Vec<_>) =
             all.iter().cloned().partition(|e| e.status == "open");
-        let (awaited, stale): (Vec<_>, Vec<_>) = open.into_iter().partition(|e| e.gate.waits());
         let facets = [
-            vec!["payments".to_owned()],
-            vec!["claude".to_owned()],
-            vec!["execute".to_owned()],
-        ];
+            ("developer", "ali\u{200B}ce"),
+            ("team", "payments"),
+            ("agent", "claude"),
+            ("kind", "execute"),
+        ]
+        .map(|(name, value)| Facet {
+            name,
+            values: vec![value.to_owned()],
+        });
+        let tidy = |pairs: serde_json::Value| {
+            serde_json::from_value::<Filter>(pairs)
+                .unwrap()
+                .tidy()
+                .unwrap()
+        };
+        let hostile = "rm \u{202E}hs\u{200B} \"><script>alert(1)</script>";
         let filters = [
             Filter::default(),
-            Filter {
-                team: Some("payments".to_owned()),
-                ..Filter::default()
-            },
+            tidy(json!({ "team": "payments", "developer": "ali\u{200B}ce", "from": "2026-11-01" })),
+            tidy(json!({ "q": hostile, "page": "2", "decision": "denied", "by": "chain" })),
         ];
-        for (awaited, stale) in [(&[][..], &[][..]), (&awaited[..], &stale[..])] {
+        let found = |rows: &[Escalation], page: i64, total: i64| Escalations {
+            waiting: rows.iter().filter(|e| e.gate.waits()).count() as i64,
+            listed: Listed {
+                rows: rows.to_vec(),
+                paged: Paged::of(page, total, rows.len()),
+            },
+        };
+        let lists = [
+            found(&[], 1, 0),
+            found(&open, 1, open.len() as i64),
+            found(&open, 2, 230),
+            found(&[], 9, 230),
+        ];
+        for list in &lists {
             for filter in &filters {
-                let view = View::Queue {
-                    awaited,
-                    stale,
+                let view = View::Escalations {
+                    open: true,
+                    found: list,
                     filter,
                     facets: &facets,
                 };
-                let page = drawn(&pages, view, &format!("{} awaited", awaited.len()));
+                let page = drawn(&pages, view, &format!("{} open", list.listed.rows.len()));
                 assert!(page.contains("<title>(3) Queue"), "{page}");
                 assert!(page.contains("data-version=\"v1\""), "{page}");
             }
         }
+        let (awaited, stale): (Vec<_>, Vec<_>) = open.iter().partition(|e| e.gate.waits());
         assert_eq!(
             (awaited.len(), stale.len()),
             (5, 2),
             "waiting: polling, just arrived; not: stopped, never waited"
         );
-        for list in [&[][..], &decided[..]] {
-            let view = View::History { decided: list };
-            drawn(&pages, view, &format!("{} decided", list.len()));
+        let lists = [
+            found(&[], 1, 0),
+            found(&decided, 1, decided.len() as i64),
+            found(&decided, 3, 230),
+        ];
+        for list in &lists {
+            for filter in &filters {
+                let view = View::Escalations {
+                    open: false,
+                    found: list,
+                    filter,
+                    facets: &facets,
+                };
+                drawn(&pages, view, &format!("{} decided", list.listed.rows.len()));
+            }
         }
+        let searched = View::Escalations {
+            open: false,
+            found: &lists[2],
+            filter: &filters[2],
+            facets: &facets,
+        };
+        let page = drawn(&pages, searched, "a hostile search");
+        for shown in [
+            "found for <q class=\"query\">rm <span class=hidden>⟨U+202E⟩</span>hs<span class=hidden>⟨U+200B⟩</span> &quot;&gt;&lt;script&gt;",
+            "value=\"rm ⟨U+202E⟩hs⟨U+200B⟩ &quot;&gt;&lt;script&gt;",
+            "<a rel=\"prev\" href=\"&#x2f;history?q=rm+%E2%80%AEhs%E2%80%8B",
+            "&amp;page=2\">",
+            "101–107 of 230",
+        ] {
+            assert!(page.contains(shown), "no {shown} in:\n{page}");
+        }
+        assert!(!page.contains("<script>alert"), "{page}");
         let tokens = [token("bob", Role::Admin), token("alice@laptop", Role::Gate)];
+        let audit_facets = &facets[..1];
         for summary in summaries() {
             for tokens in [&[][..], &tokens[..]] {
-                let view = View::Audit {
-                    summary: &summary,
-                    tokens,
+                for filter in &filters {
+                    let view = View::Audit {
+                        summary: &summary,
+                        tokens,
+                        filter,
+                        facets: audit_facets,
+                    };
+                    drawn(&pages, view, "audit");
+                }
+            }
+        }
+        let record = |subject: &str, allowed: Option<bool>| AuditRecord {
+            timestamp_ms: now() - 5_000,
+            developer: "ali\u{200B}ce".to_owned(),
+            agent: "claude".to_owned(),
+            kind: "execute".to_owned(),
+            subject: subject.to_owned(),
+            decision: "ask".to_owned(),
+            outcome: match allowed {
+                Some(true) => "allowed",
+                Some(false) => "denied",
+                None => "neither",
+            },
+            decided_by: "reviewer".to_owned(),
+            answer: "allow-once (reviewer: esc-1 by bob)".to_owned(),
+            log: "log-1".to_owned(),
+            seq: 1,
+        };
+        let records = [
+            Listed {
+                rows: vec![],
+                paged: Paged::of(1, 0, 0),
+            },
+            Listed {
+                rows: vec![record(hostile, Some(true)), record("ls", None)],
+                paged: Paged::of(2, 52, 2),
+            },
+        ];
+        for found in &records {
+            for filter in &filters {
+                let view = View::AuditRecords {
+                    found,
+                    filter,
+                    facets: audit_facets,
                 };
-                drawn(&pages, view, "audit");
+                drawn(&pages, view, "audit records");
             }
         }
         for escalation in &all {
@@ -769,6 +992,8 @@ mod tests {
                     escalation,
                     own,
                     session,
+                    previous: own.then_some("esc-open"),
+                    next: own.then_some("esc-bare"),
                 };
                 drawn(&pages, view, &escalation.id);
             }
@@ -779,6 +1004,8 @@ mod tests {
                 escalation,
                 own: false,
                 session: &all[..3],
+                previous: Some("esc-open"),
+                next: Some("esc-bare"),
             };
             drawn(&pages, view, id)
         };
@@ -798,6 +1025,12 @@ mod tests {
             ("esc-bare", "No handler had an opinion"),
             ("esc-open", "Other escalations of this session"),
             ("esc-open", "href=\"/escalations/esc-bare\""),
+            (
+                "esc-open",
+                "<a id=\"next-escalation\" href=\"/escalations/esc-bare\">",
+            ),
+            ("esc-open", "Keys: <kbd>a</kbd> allow"),
+            ("esc-delivered", "<time datetime=\""),
         ] {
             let page = page_of(id);
             assert!(page.contains(says), "{id}: no {says} in:\n{page}");

@@ -77,6 +77,37 @@ pub fn plain(text: &str) -> Cow<'_, str> {
     )
 }
 
+/// `text` with each escape [`plain`] writes (`⟨U+202E⟩`) read back as the character it
+/// stands for: what a reviewer copies from the page, or leaves in a search box the page filled
+/// in, finds the text the page showed.
+pub fn unplain(text: &str) -> Cow<'_, str> {
+    if !text.contains("⟨U+") {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("⟨U+") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "⟨U+".len()..];
+        let escaped = after.split_once('⟩').and_then(|(hex, tail)| {
+            let c = u32::from_str_radix(hex, 16).ok().and_then(char::from_u32)?;
+            (hex.len() <= 6).then_some((c, tail))
+        });
+        match escaped {
+            Some((c, tail)) => {
+                out.push(c);
+                rest = tail;
+            }
+            None => {
+                out.push_str("⟨U+");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
 /// `text` as HTML: escaped, each hidden character drawn as its escape in a `<span class=hidden>`
 /// (unquoted, so that the markup stays inert text where a template puts a value inside an
 /// attribute: every quote of the text itself is escaped).
@@ -119,6 +150,11 @@ mod tests {
         assert!(hides(spoof));
         assert_eq!(plain(spoof), "rm -rf ~/⟨U+202E⟩hs.txt");
         assert_eq!(plain("cargo test"), "cargo test");
+        assert_eq!(unplain(&plain(spoof)), spoof);
+        assert_eq!(
+            unplain("⟨U+zz⟩ ⟨U+110000⟩ ⟨U+41"),
+            "⟨U+zz⟩ ⟨U+110000⟩ ⟨U+41"
+        );
         assert_eq!(
             html("<b>\"a\u{200B}b\"</b>"),
             "&lt;b&gt;&quot;a<span class=hidden>⟨U+200B⟩</span>b&quot;&lt;&#x2f;b&gt;"

@@ -1188,12 +1188,13 @@ fn every_page_draws_in_every_state_in_the_browser_and_a_reviewer_allows_a_waitin
         );
     }
     let run = review.run(&["--wait", "300s"], "deploy");
+    let admin = token(&review.sandbox, &review.database, "admin", "carol", None);
     let config = json!({
         "shots": shots,
         "empty": { "url": empty.service.url, "reviewer": empty.reviewer },
         "full": {
             "url": review.service.url, "reviewer": review.reviewer, "gate": review.gate,
-            "states": states, "run": "terraform apply", "arrive": submission("esc-arrived", "make deploy-canary"),
+            "admin": admin, "states": states, "run": "terraform apply", "arrive": submission("esc-arrived", "make deploy-canary"),
             "today": chrono_day(0),
         },
     });
@@ -1213,6 +1214,13 @@ fn every_page_draws_in_every_state_in_the_browser_and_a_reviewer_allows_a_waitin
     assert_eq!(seen["subject"], "terraform apply", "{seen}");
     assert_eq!(seen["decided"], "Allowed by bob", "{seen}");
     assert!(seen["drawn"].as_u64().unwrap() >= 30, "{seen}");
+    assert!(
+        seen["replayed"]
+            .as_str()
+            .unwrap()
+            .contains("request(s) decided again"),
+        "{seen}"
+    );
     let (code, steps, output) = finished(run);
     assert_eq!(steps, ["STEP deploy selected:allow-once"], "{output}");
     assert_eq!(code, Some(0), "{output}");

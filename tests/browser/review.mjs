@@ -9,11 +9,12 @@
 // page, the audit over a time range and the calls behind one of its counts, a hostile search
 // said back as the page shows text; it checks that times are written in the reader's zone
 // (the browser's is set to Asia/Kolkata) and decides an escalation with the `d` key (not
-// while typing a message). Prints one JSON line: what it saw.
+// while typing a message); an admin replays the audit under the proposed rules on the policy
+// page. Prints one JSON line: what it saw.
 //
 //   node review.mjs CONFIG
 //   CONFIG (JSON): {"shots": DIR, "empty": {"url", "reviewer"},
-//                   "full": {"url", "reviewer", "gate", "states": {STATE: [ID]}, "run": SUBJECT,
+//                   "full": {"url", "reviewer", "admin", "gate", "states": {STATE: [ID]}, "run": SUBJECT,
 //                            "arrive": SUBMISSION, "today": "YYYY-MM-DD"}}
 import { chromium } from "playwright-core";
 
@@ -71,12 +72,13 @@ async function draw(page, url, path, name, status = 200) {
   }
 }
 
-/// Every page of a service: the queue, the history, the audit, the page of each escalation of
+/// Every page of a service: the queue, the history, the audit, the policy page, the page of each escalation of
 /// `states` and of one that does not exist.
 async function drawAll(page, url, label, states = {}) {
   await draw(page, url, "/queue", `${label}-queue`);
   await draw(page, url, "/history", `${label}-history`);
   await draw(page, url, "/audit", `${label}-audit`);
+  await draw(page, url, "/policy", `${label}-policy`);
   for (const [state, ids] of Object.entries(states)) {
     for (const id of ids) await draw(page, url, `/escalations/${id}`, `${label}-${state}-${id}`);
   }
@@ -209,8 +211,24 @@ try {
   await page.waitForURL((url) => url.toString() !== from, { timeout: 10_000 });
   const next = page.url().split("/").pop();
 
+  // An admin replays the shipped audit under the proposed rules, on the policy page's form.
+  const admin = await signIn(full.url, full.admin);
+  await admin.goto(`${full.url}/policy`);
+  const proposed = await (await admin.request.get(`${full.url}/policy/proposals.toml`)).text();
+  await admin.locator("#handlers").fill(proposed);
+  await admin.locator("input[name=since]").fill("7d");
+  await Promise.all([admin.waitForURL(/\/policy\/replay/), admin.locator("form[action^='/policy/replay'] button").click()]);
+  const replayed = (await admin.locator("h2", { hasText: "decided again" }).textContent()).trim();
+  for (const [viewport, width] of [[DESKTOP, "desktop"], [PHONE, "phone"]]) {
+    await admin.setViewportSize(viewport);
+    const wide = await admin.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
+    if (wide) throw new Error(`the replay's findings at ${viewport.width} px scroll sideways`);
+    await admin.screenshot({ path: `${shots}/policy-replayed-${width}.png`, fullPage: true });
+  }
+  await admin.close();
+
   console.log(JSON.stringify({
-    id, subject, reasons, decided, before, after, escapes, drawn,
+    id, subject, reasons, decided, before, after, escapes, drawn, replayed,
     found: { searched, none, second, outcomes, said, kept, local, keyed, next },
   }));
 } finally {

@@ -1083,7 +1083,7 @@ mod tests {
             reasons: Vec::new(),
         };
         let replay = Replayed {
-            handlers: "[[handler]]\nname = \"</textarea><script>x</script>\"\n".to_owned(),
+            handlers: "[[handler]]\nname = \"</textarea><script>x</script>\u{202e}\"\n".to_owned(),
             since: "7d".to_owned(),
             until: String::new(),
             report: Report {
@@ -1131,7 +1131,8 @@ mod tests {
             "2 record(s) left out",
             "Only the first 1000000 records",
             "make deploy <span class=hidden>⟨U+202E⟩</span>txt.hs",
-            "&lt;&#x2f;textarea&gt;&lt;script&gt;",
+            // In the text area, a hidden character is its escape as text (no markup there).
+            "&lt;&#x2f;textarea&gt;&lt;script&gt;x&lt;&#x2f;script&gt;⟨U+202E⟩&quot;",
         ] {
             assert!(page.contains(shown), "no {shown} in:\n{page}");
         }

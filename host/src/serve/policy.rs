@@ -143,6 +143,12 @@ async fn replay(
             "only an admin replays the audit under another policy (it loads the policy on the service)",
         )));
     }
+    // As typed: a browser sends a text area's lines ended by CRLF, and the page shows each
+    // hidden character as its escape, which reads back as the character.
+    let form = ReplayForm {
+        handlers: super::visible::unplain(&form.handlers.replace("\r\n", "\n")).into_owned(),
+        ..form
+    };
     let replayed = replay_audit(&service, &form).await.map_err(fail)?;
     page(&service, &reviewer, Some(&replayed)).await
 }

@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::os::unix::fs::symlink;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -799,6 +800,14 @@ struct Ran {
     timed_out: bool,
 }
 
+/// Kills every process left in the group `bash` ran as (`kill -KILL -- -PGID`).
+fn kill_group(pgid: u32) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .stderr(Stdio::null())
+        .status();
+}
+
 fn run_bash(base: &Path, index: u64, command: &str) -> (PathBuf, Ran) {
     let dir = base.join(format!("r{index}"));
     let work = dir.join("w");
@@ -821,6 +830,9 @@ fn run_bash(base: &Path, index: u64, command: &str) -> (PathBuf, Ran) {
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
+        // Its own process group: what it leaves running (a background job, a function that
+        // calls itself in a command substitution without end) is killed with it, below.
+        .process_group(0)
         .spawn()
         .expect("run bash");
     let started = Instant::now();
@@ -842,6 +854,7 @@ fn run_bash(base: &Path, index: u64, command: &str) -> (PathBuf, Ran) {
             Err(_) => break,
         }
     }
+    kill_group(child.id());
     let records = parse_log(&std::fs::read_to_string(&log).unwrap_or_default());
     let stderr = std::fs::read_to_string(dir.join("err")).unwrap_or_default();
     (

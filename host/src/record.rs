@@ -156,7 +156,7 @@ pub struct AuditLine<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<&'a str>,
     /// The request whole, as the chain saw it, and the params the agent sent: what `acp-gate
-    /// audit replay` decides again under another policy (see [`crate::replay`]).
+    /// audit replay` decides again under another policy (`replay.rs`).
     pub request: &'a ToolRequest,
     pub params: &'a Value,
 }

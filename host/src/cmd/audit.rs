@@ -170,7 +170,8 @@ async fn ship(args: ShipArgs) -> Result<u8> {
     .escalation;
     let origin = Origin::here(&workspace, &[]);
     let escalator = Escalator::configure(&args.escalation, org.as_ref(), origin)?;
-    let shippers = crate::service::ship::shippers(&path, escalator.as_ref())?;
+    let service = escalator.as_ref().map(|e| e.shipper(&path));
+    let shippers = crate::service::ship::shippers(&path, service)?;
     if shippers.is_empty() {
         anyhow::bail!(
             "nowhere to ship: give --escalate-to URL (or the org file's [escalation] url), or OTEL_EXPORTER_OTLP_ENDPOINT for an OpenTelemetry collector"

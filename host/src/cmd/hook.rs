@@ -256,10 +256,9 @@ async fn serve(args: ServeArgs) -> Result<u8> {
     let options = super::load_options(&args.policy)?;
     // One hook server answers every agent's hooks.
     let decider = Decider::load(None, &options, None, &args.escalation).await?;
-    let shipping = Shipping::start_all(shippers(
-        decider.gate.audit_path(),
-        decider.escalator.as_ref(),
-    )?);
+    let audit = decider.gate.audit_path();
+    let service = decider.escalator.as_ref().map(|e| e.shipper(audit));
+    let shipping = Shipping::start_all(shippers(audit, service)?);
     let listen = match args.socket {
         Some(path) => Listen::Unix(path),
         None => Listen::Tcp(args.listen),

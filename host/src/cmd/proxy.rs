@@ -51,7 +51,10 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8> {
     let audit_path = args.audit.unwrap_or_else(AuditLog::default_path);
     let audit = AuditLog::open(&audit_path)?;
     let gate = Gate::new(chain, audit, output);
-    let shipping = Shipping::start_all(shippers(&audit_path, escalator.as_ref())?);
+    let shipping = Shipping::start_all(shippers(
+        &audit_path,
+        escalator.as_ref().map(|e| e.shipper(&audit_path)),
+    )?);
     let code = crate::acp::proxy::serve(gate, escalator, options.workspace, &args.agent).await;
     for error in Shipping::finish_all(shipping).await {
         Output::on_stderr(args.format).notice(&format!("{error:#}"));

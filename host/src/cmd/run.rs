@@ -201,7 +201,10 @@ pub(super) async fn start(
         }
         gate = gate.orchestrated(orchestration);
     }
-    let shipping = Shipping::start_all(shippers(&audit_path, escalator.as_ref())?);
+    let shipping = Shipping::start_all(shippers(
+        &audit_path,
+        escalator.as_ref().map(|e| e.shipper(&audit_path)),
+    )?);
     let client = Arc::new(Client::new(gate, ctx, prompter).escalating(escalator));
     let code = session::run_session(
         client.clone(),

@@ -608,7 +608,9 @@ impl Server {
         let load = Decider::load(Some(agent), &options, None, &self.escalation);
         let ((decider, notices), stamps) = crate::stamps::recording(output::captured(load)).await;
         let decider = decider?;
-        for shipper in shippers(decider.gate.audit_path(), decider.escalator.as_ref())? {
+        let audit = decider.gate.audit_path();
+        let service = decider.escalator.as_ref().map(|e| e.shipper(audit));
+        for shipper in shippers(audit, service)? {
             lock(&self.shipping)
                 .entry(shipper.cursor_path())
                 .or_insert_with(|| Shipping::start(shipper));

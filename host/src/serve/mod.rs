@@ -80,11 +80,10 @@ impl Service {
         }))
     }
 
-    /// The routes: the API, the pages (the policy owners' too), and the headers every answer carries.
+    /// The routes: the API, the page, and the headers every answer carries.
     pub fn router(self: &Arc<Service>) -> Router {
         api::routes()
             .merge(page::routes())
-            .merge(policy::routes())
             .with_state(self.clone())
             .layer(axum::middleware::map_response(secured))
     }

@@ -21,6 +21,7 @@ use super::db::{AuditRecord, AuditSummary, Escalation, Escalations, Facet, Liste
 use super::decision::{self, Choice};
 use super::error::Refusal;
 use super::find::{DECIDERS, Filter};
+use super::policy::{self, Replayed};
 use super::visible;
 use crate::digest::sha256_hex;
 
@@ -204,6 +205,12 @@ pub fn routes() -> axum::Router<Arc<Service>> {
         .route("/audit/records", get(audit_records))
         .route("/escalations/{id}", get(escalation))
         .route("/escalations/{id}/decide", post(decide))
+        .route("/policy", get(policy_page))
+        .route("/policy/proposals.toml", get(proposals_toml))
+        .route(
+            "/policy/replay",
+            post(replay).layer(DefaultBodyLimit::max(policy::MAX_POLICY)),
+        )
         .layer(DefaultBodyLimit::max(MAX_FORM))
 }
 
@@ -247,9 +254,9 @@ async fn queue_live(
 }
 
 /// A page, or a page that says what went wrong.
-pub(super) type PageResult = Result<Response, Response>;
+type PageResult = Result<Response, Response>;
 
-pub(super) fn failed(service: &Service, reviewer: Option<&Reviewer>, refusal: Refusal) -> Response {
+fn failed(service: &Service, reviewer: Option<&Reviewer>, refusal: Refusal) -> Response {
     let mut page = service
         .pages
         .render("error.html", error_page(reviewer, &refusal));
@@ -295,7 +302,7 @@ fn same_site(service: &Service, headers: &HeaderMap) -> Result<(), Refusal> {
 /// Forms that change something must come from this page: SameSite=Strict keeps the cookie
 /// off other sites' requests, the CSRF token proves the form is ours, and another site's is
 /// refused outright ([`same_site`]).
-pub(super) fn check_form(
+fn check_form(
     service: &Service,
     reviewer: &Reviewer,
     headers: &HeaderMap,
@@ -415,6 +422,67 @@ async fn logout(
     Ok(([(header::SET_COOKIE, cookie)], Redirect::to("/login")).into_response())
 }
 
+async fn policy_page(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageResult {
+    policy_with(&service, &reviewer, None).await
+}
+
+/// The policy page, with a replay's findings when one was run.
+async fn policy_with(
+    service: &Service,
+    reviewer: &Reviewer,
+    replay: Option<&Replayed>,
+) -> PageResult {
+    let proposed = (policy::proposals(&service.db).await)
+        .map_err(|e| failed(service, Some(reviewer), e.into()))?;
+    let view = View::Policy {
+        proposed: &proposed,
+        replay,
+    };
+    signed_in(service, reviewer, view).await
+}
+
+/// Every proposed rule as one `handlers.toml`, to download.
+async fn proposals_toml(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageResult {
+    let proposed = (policy::proposals(&service.db).await)
+        .map_err(|e| failed(&service, Some(&reviewer), e.into()))?;
+    let headers = [
+        (header::CONTENT_TYPE, "application/toml; charset=utf-8"),
+        (
+            header::CONTENT_DISPOSITION,
+            "attachment; filename=\"proposed-rules.toml\"",
+        ),
+    ];
+    Ok((headers, policy::proposals_toml(proposed)).into_response())
+}
+
+#[derive(Deserialize)]
+struct ReplayForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(flatten)]
+    asked: policy::Asked,
+}
+
+/// An admin's replay of the shipped audit under a policy, from the policy page's form.
+async fn replay(
+    State(service): State<Arc<Service>>,
+    reviewer: Reviewer,
+    headers: HeaderMap,
+    Form(form): Form<ReplayForm>,
+) -> PageResult {
+    let fail = |refusal: Refusal| failed(&service, Some(&reviewer), refusal);
+    check_form(&service, &reviewer, &headers, &form.csrf).map_err(fail)?;
+    if reviewer.token.role != Role::Admin {
+        return Err(fail(Refusal::forbidden(
+            "only an admin replays the audit under another policy (it loads the policy on the service)",
+        )));
+    }
+    let replayed = policy::replay_audit(&service.db, form.asked)
+        .await
+        .map_err(fail)?;
+    policy_with(&service, &reviewer, Some(&replayed)).await
+}
+
 /// A signed-in page and what it shows. The handlers gather the data; [`Pages::view`] draws it
 /// (and the tests draw every page from data in every state).
 pub enum View<'a> {
@@ -448,8 +516,8 @@ pub enum View<'a> {
     },
     /// For policy owners: the proposed rules, and a replay's findings when one was run.
     Policy {
-        proposed: &'a [super::policy::Proposed],
-        replay: Option<&'a super::policy::Replayed>,
+        proposed: &'a [policy::Proposed],
+        replay: Option<&'a Replayed>,
     },
 }
 
@@ -508,7 +576,7 @@ impl View<'_> {
             ),
             View::Policy { proposed, replay } => (
                 "policy.html",
-                context! { page => "policy", proposed, replay, max_replayed => super::policy::MAX_REPLAYED },
+                context! { page => "policy", proposed, replay, max_replayed => policy::MAX_REPLAYED },
             ),
         };
         (name, context! { ..me, ..data })
@@ -523,11 +591,7 @@ impl Pages {
 }
 
 /// A signed-in page: `view` once `Live` is known.
-pub(super) async fn signed_in(
-    service: &Service,
-    reviewer: &Reviewer,
-    view: View<'_>,
-) -> PageResult {
+async fn signed_in(service: &Service, reviewer: &Reviewer, view: View<'_>) -> PageResult {
     let live = Live::now(service)
         .await
         .map_err(|e| failed(service, Some(reviewer), e.into()))?;

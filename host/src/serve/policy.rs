@@ -1,38 +1,21 @@
 //! Closing the loop to policy: the rules reviewers proposed, each with the requests that led to
 //! it, exported as a `handlers.toml` fragment; and a what-if replay of the audit the gates
-//! shipped under a proposed policy (admins), by `acp-gate audit replay`'s own code.
+//! shipped under a proposed policy, by `acp-gate audit replay`'s own code. The page
+//! (`serve::page`) shows them.
 
 use std::sync::Arc;
 
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderMap, header};
-use axum::response::IntoResponse;
-use axum::routing::{get, post};
-use axum::{Form, Router};
 use serde::{Deserialize, Serialize};
 
-use super::Service;
-use super::auth::Reviewer;
-use super::db::{Escalation, Role};
+use super::db::{Db, Escalation};
 use super::error::Refusal;
-use super::page::{PageResult, View, check_form, failed, signed_in};
 use crate::replay::{self, Recorded, Report};
 use crate::review::{self, Suggestion};
 
 /// The largest policy a replay form takes.
-const MAX_POLICY: usize = 256 << 10;
+pub const MAX_POLICY: usize = 256 << 10;
 /// The most audit records one replay on the service decides again.
 pub const MAX_REPLAYED: i64 = 1_000_000;
-
-pub fn routes() -> Router<Arc<Service>> {
-    Router::new()
-        .route("/policy", get(policy))
-        .route("/policy/proposals.toml", get(export))
-        .route(
-            "/policy/replay",
-            post(replay).layer(DefaultBodyLimit::max(MAX_POLICY)),
-        )
-}
 
 /// A proposed rule and the escalations whose allows proposed it.
 #[derive(Debug, Serialize)]
@@ -41,7 +24,12 @@ pub struct Proposed {
     pub escalations: Vec<Escalation>,
 }
 
-/// The proposals, merged into rules (as `audit suggest` merges approvals), newest first.
+/// The rules reviewers proposed, merged (as `audit suggest` merges approvals), with the
+/// escalations that proposed each, most recently decided first.
+pub async fn proposals(db: &Db) -> anyhow::Result<Vec<Proposed>> {
+    Ok(proposed(db.proposals().await?))
+}
+
 fn proposed(escalations: Vec<Escalation>) -> Vec<Proposed> {
     let rules = review::proposals(escalations.iter().map(|e| e.subject.as_str()));
     let mut proposed: Vec<Proposed> = rules
@@ -65,32 +53,10 @@ fn proposed(escalations: Vec<Escalation>) -> Vec<Proposed> {
     proposed
 }
 
-async fn policy(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageResult {
-    page(&service, &reviewer, None).await
-}
-
-/// The policy page, with a replay's findings when one was run.
-async fn page(service: &Service, reviewer: &Reviewer, replay: Option<&Replayed>) -> PageResult {
-    let escalations =
-        (service.db.proposals().await).map_err(|e| failed(service, Some(reviewer), e.into()))?;
-    let proposed = proposed(escalations);
-    signed_in(
-        service,
-        reviewer,
-        View::Policy {
-            proposed: &proposed,
-            replay,
-        },
-    )
-    .await
-}
-
-/// Every proposed rule as one `handlers.toml` (an org-policy handler), to review and take into
+/// The proposed rules as one `handlers.toml` (an org-policy handler), to review and take into
 /// the org's file: each rule's `match` examples are the commands allowed.
-async fn export(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageResult {
-    let escalations =
-        (service.db.proposals().await).map_err(|e| failed(&service, Some(&reviewer), e.into()))?;
-    let rules: Vec<Suggestion> = proposed(escalations).into_iter().map(|p| p.rule).collect();
+pub fn proposals_toml(proposed: Vec<Proposed>) -> String {
+    let rules: Vec<Suggestion> = proposed.into_iter().map(|p| p.rule).collect();
     let header = format!(
         "# Proposed by reviewers on the review service: {} rule(s), each allowing exactly the\n\
          # commands reviewers allowed with a proposal (its `match` examples). Review, replay\n\
@@ -98,25 +64,17 @@ async fn export(State(service): State<Arc<Service>>, reviewer: Reviewer) -> Page
          # rules into the org's handlers.toml.\n",
         rules.len()
     );
-    let headers = [
-        (header::CONTENT_TYPE, "application/toml; charset=utf-8"),
-        (
-            header::CONTENT_DISPOSITION,
-            "attachment; filename=\"proposed-rules.toml\"",
-        ),
-    ];
-    Ok((headers, review::rules_toml(&rules, &header)).into_response())
+    review::rules_toml(&rules, &header)
 }
 
-#[derive(Deserialize)]
-struct ReplayForm {
+/// What a replay is asked: a policy (a `handlers.toml`'s text) and a time range.
+#[derive(Debug, Deserialize)]
+pub struct Asked {
+    pub handlers: String,
     #[serde(default)]
-    csrf: String,
-    handlers: String,
+    pub since: String,
     #[serde(default)]
-    since: String,
-    #[serde(default)]
-    until: String,
+    pub until: String,
 }
 
 /// What a replay on the service was asked for and found.
@@ -130,31 +88,14 @@ pub struct Replayed {
     pub cut: bool,
 }
 
-async fn replay(
-    State(service): State<Arc<Service>>,
-    reviewer: Reviewer,
-    headers: HeaderMap,
-    Form(form): Form<ReplayForm>,
-) -> PageResult {
-    let fail = |refusal: Refusal| failed(&service, Some(&reviewer), refusal);
-    check_form(&service, &reviewer, &headers, &form.csrf).map_err(fail)?;
-    if reviewer.token.role != Role::Admin {
-        return Err(fail(Refusal::forbidden(
-            "only an admin replays the audit under another policy (it loads the policy on the service)",
-        )));
-    }
+/// The audit the gates shipped in `asked`'s time range decided again under its policy.
+pub async fn replay_audit(db: &Db, asked: Asked) -> Result<Replayed, Refusal> {
     // As typed: a browser sends a text area's lines ended by CRLF, and the page shows each
     // hidden character as its escape, which reads back as the character.
-    let form = ReplayForm {
-        handlers: super::visible::unplain(&form.handlers.replace("\r\n", "\n")).into_owned(),
-        ..form
+    let form = Asked {
+        handlers: super::visible::unplain(&asked.handlers.replace("\r\n", "\n")).into_owned(),
+        ..asked
     };
-    let replayed = replay_audit(&service, &form).await.map_err(fail)?;
-    page(&service, &reviewer, Some(&replayed)).await
-}
-
-/// The audit of `form`'s time range decided again under its policy.
-async fn replay_audit(service: &Service, form: &ReplayForm) -> Result<Replayed, Refusal> {
     let bad = |message: String| Refusal::new(axum::http::StatusCode::UNPROCESSABLE_ENTITY, message);
     let now = super::db::now();
     let moment = |text: &str, otherwise: i64| match text.trim() {
@@ -187,7 +128,7 @@ async fn replay_audit(service: &Service, form: &ReplayForm) -> Result<Replayed, 
             handler.name
         )));
     }
-    let lines = (service.db.audit_lines(from, to, MAX_REPLAYED + 1).await)?;
+    let lines = (db.audit_lines(from, to, MAX_REPLAYED + 1).await)?;
     let cut = lines.len() as i64 > MAX_REPLAYED;
     let (mut records, mut skipped) = (Vec::new(), 0);
     for line in lines.iter().take(MAX_REPLAYED as usize) {
@@ -198,9 +139,9 @@ async fn replay_audit(service: &Service, form: &ReplayForm) -> Result<Replayed, 
     }
     let report = replay::replay(Arc::new(chain), records, skipped).await?;
     Ok(Replayed {
-        handlers: form.handlers.clone(),
-        since: form.since.clone(),
-        until: form.until.clone(),
+        handlers: form.handlers,
+        since: form.since,
+        until: form.until,
         report,
         cut,
     })

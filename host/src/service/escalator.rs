@@ -205,9 +205,4 @@ impl Escalator {
             self.redaction.clone(),
         )
     }
-
-    /// How what leaves the machine is redacted.
-    pub fn redaction(&self) -> &Redaction {
-        &self.redaction
-    }
 }

@@ -55,15 +55,15 @@ impl Destination {
     }
 }
 
-/// The shippers of a gate's audit log `log`: to the review service it escalates to, and to
-/// the collector the environment names (`OTEL_EXPORTER_OTLP_ENDPOINT`), each redacted as the
-/// org file says (or by the built-in rules).
-pub fn shippers(
-    log: &Path,
-    escalator: Option<&super::escalator::Escalator>,
-) -> Result<Vec<Shipper>> {
-    let redaction = escalator.map_or_else(Redaction::default, |e| e.redaction().clone());
-    let mut shippers: Vec<Shipper> = escalator.map(|e| e.shipper(log)).into_iter().collect();
+/// The shippers of a gate's audit log `log`: `service`'s (to the review service it escalates
+/// to, when it does), and one to the collector the environment names
+/// (`OTEL_EXPORTER_OTLP_ENDPOINT`), redacted as the service's is (as the org file says), else
+/// by the built-in rules.
+pub fn shippers(log: &Path, service: Option<Shipper>) -> Result<Vec<Shipper>> {
+    let redaction = service
+        .as_ref()
+        .map_or_else(Redaction::default, |s| s.redaction.clone());
+    let mut shippers: Vec<Shipper> = service.into_iter().collect();
     if let Some(collector) = Collector::from_env()? {
         shippers.push(Shipper::new(
             log,

@@ -29,7 +29,7 @@ use tokio::task::JoinHandle;
 use acp_gate::config::{self, Escalation, LayerPaths};
 use acp_gate::service::client::{ServiceClient, unreachable};
 use acp_gate::service::redact::Redaction;
-use acp_gate::service::ship::Shipper;
+use acp_gate::service::ship::{Destination, Shipper};
 use acp_gate::service::{AuditBatch, Expected, Ruling, ShippedRecord, SignedDecision, Submission};
 
 use super::{Comparison, Fixture, Report, Stats, Target, acp_gate, repo, unix_ns};
@@ -632,7 +632,11 @@ impl Restart<'_> {
                     .fixture
                     .path(&format!("audit-{}-{log}.jsonl", self.key));
                 let id = format!("{}-{}-{log}", self.run, self.key);
-                let shipper = Shipper::new(&path, gates.clone(), Redaction::default());
+                let shipper = Shipper::new(
+                    &path,
+                    Destination::Service(gates.clone()),
+                    Redaction::default(),
+                );
                 tokio::spawn(write_and_ship(path, id, shipper, stop.clone()))
             })
             .collect();

@@ -2511,22 +2511,9 @@ fn a_reviewer_finds_escalations_by_words_filters_time_and_pages(review: Review) 
 
 /// The UTC date `days` from today, as a filter takes it.
 fn chrono_day(days: i64) -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
-    let day = now.div_euclid(86_400) + days;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = day + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    (chrono::Utc::now() + chrono::Duration::days(days))
+        .format("%Y-%m-%d")
+        .to_string()
 }
 
 #[test]

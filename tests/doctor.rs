@@ -3,7 +3,8 @@
 //! trusted gates, one Codex has not trusted, one that runs another or a missing acp-gate, or
 //! one the agent's settings switch off does not (exit 1); a workspace's switch is a warning;
 //! a handler that does not load fails the chain; the review service is reached with the gate's
-//! token; `--format json` is one object with all of it.
+//! token; `--format json` is one object with all of it. Gates report to the service's fleet
+//! view, which flags another policy, an ungated agent and silence.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -377,7 +378,8 @@ fn the_review_service_is_reached_with_the_gates_token() {
     let service = reached(url, &review.gate);
     assert_eq!(
         service,
-        json!({"configured": true, "url": url, "key": key, "reached": true, "error": null})
+        json!({"configured": true, "url": url, "key": key, "reached": true,
+               "fleet": {"published": null, "flags": []}, "error": null})
     );
     let service = reached(url, &review.reviewer);
     assert_eq!(service["reached"], false);
@@ -465,4 +467,132 @@ fn doctor_json_is_one_object_with_every_part() {
     // The sandbox runs every hook call in its own process.
     assert_eq!(report["resident_servers"]["enabled"], false);
     assert!(report["resident_servers"]["running"].is_u64());
+}
+
+/// The gates of the org (two `doctor`s and a running `acp-gate run`) report to the review
+/// service's fleet view: it lists each with its policy, agents and last report, and flags the
+/// gate on a policy other than the org's published one, the one with an agent ungated, the
+/// one with no org file, and one gone silent; a gate is told what is wrong with it.
+#[test]
+fn the_fleet_lists_every_gate_and_flags_another_policy_an_ungated_agent_and_silence() {
+    use crate::serve::{Review, call, finished, gated_run, tamper, token};
+    let org = tempfile::tempdir().unwrap();
+    let published = org.path().join("org.toml");
+    std::fs::write(&published, "[settings]\ndefault = \"ask\"\n").unwrap();
+    let changed = org.path().join("changed.toml");
+    std::fs::write(
+        &changed,
+        "[settings]\ndefault = \"ask\"\n# changed on one laptop\n",
+    )
+    .unwrap();
+    let review = Review::sqlite(&["--fleet-policy", published.to_str().unwrap()]);
+    let sandbox = &review.sandbox;
+    let url = &review.service.url;
+    let key = review.key.display().to_string();
+    let doctor_with = |token: &str, org: &std::path::Path| {
+        let args = [
+            "doctor",
+            "--format",
+            "json",
+            "--escalate-to",
+            url,
+            "--service-key",
+            &key,
+            "--org-handlers",
+            org.to_str().unwrap(),
+        ];
+        let mut command = confined(sandbox, sandbox.command(&args));
+        command.env("ACP_GATE_SERVICE_TOKEN", token);
+        let output = pipe(&mut command, "");
+        let report: Value = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|_| panic!("{}", stderr(&output)));
+        (report, output.status.code())
+    };
+    // Alice's laptop runs the org's policy, and no agent on it is ungated.
+    let (alice, code) = doctor_with(&review.gate, &published);
+    assert_eq!(code, Some(0), "{alice}");
+    let digest = alice["service"]["fleet"]["published"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(digest.starts_with("sha256:"), "{alice}");
+    assert_eq!(alice["service"]["fleet"]["flags"], json!([]), "{alice}");
+    // A run of erin's reports as it ships (it has no org file).
+    let erin = token(sandbox, &review.database, "gate", "erin@ci", None);
+    let (code, _, output) = finished(gated_run(sandbox, url, &erin, &review.key, &[], "hello"));
+    assert_eq!(code, Some(0), "{output}");
+    // Dave's desktop runs a changed org file, and has Codex without acp-gate's hook.
+    program(sandbox, "bin/codex");
+    let dave = token(
+        sandbox,
+        &review.database,
+        "gate",
+        "dave@desktop",
+        Some("infra"),
+    );
+    let (told, code) = doctor_with(&dave, &changed);
+    assert_eq!(code, Some(1), "Codex is not gated: {told}");
+    let flags = told["service"]["fleet"]["flags"].to_string();
+    assert!(flags.contains("not the org's published"), "{flags}");
+    assert!(flags.contains("Codex is not gated"), "{flags}");
+
+    let fleet = |token: &str| call("GET", &format!("{url}/v1/gates"), token, None);
+    let (status, listed) = fleet(&review.reviewer);
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(listed["published"], digest.as_str());
+    let gates = listed["gates"].as_array().unwrap();
+    let by = |name: &str| {
+        (gates.iter())
+            .find(|g| g["token"] == name)
+            .unwrap_or_else(|| panic!("no gate of {name} in {listed}"))
+            .clone()
+    };
+    let kinds = |gate: &Value| -> Vec<String> {
+        (gate["flags"].as_array().unwrap().iter())
+            .map(|f| f["kind"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let alice = by("alice@laptop");
+    assert_eq!(kinds(&alice), Vec::<String>::new(), "{alice}");
+    assert_eq!(alice["report"]["via"], "doctor");
+    assert_eq!(alice["report"]["policy"], digest.as_str());
+    let dave = by("dave@desktop");
+    assert_eq!(kinds(&dave), ["policy", "ungated"], "{dave}");
+    assert_eq!(dave["team"], "infra");
+    let erin = by("erin@ci");
+    assert_eq!(erin["report"]["via"], "run", "{erin}");
+    assert_eq!(erin["report"]["policy"], Value::Null, "{erin}");
+    assert!(kinds(&erin).contains(&"policy".to_owned()), "{erin}");
+    assert_eq!(listed["flagged"], 2, "flagged first: {listed}");
+    assert_eq!(gates.last().unwrap()["token"], "alice@laptop", "{listed}");
+
+    // Alice's laptop goes quiet for two days.
+    tamper(
+        &review.database,
+        "UPDATE gates SET last_ms = last_ms - 172800000 WHERE token_id = (SELECT id FROM tokens WHERE name = $1)",
+        "alice@laptop",
+    );
+    let (_, listed) = fleet(&review.reviewer);
+    let alice = (listed["gates"].as_array().unwrap().iter())
+        .find(|g| g["token"] == "alice@laptop")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        alice["flags"][0]["text"], "silent for 2 days (allowed: 24 h)",
+        "{alice}"
+    );
+    assert_eq!(listed["silent"], 1);
+
+    // Only reviewers read the fleet; a report is checked field by field.
+    assert_eq!(fleet(&review.gate).0, 403);
+    let mut bad = alice["report"].clone();
+    bad["developer"] = json!("");
+    let (status, said) = call(
+        "POST",
+        &format!("{url}/v1/gates/report"),
+        &review.gate,
+        Some(bad),
+    );
+    assert_eq!(status, 400);
+    assert!(said.to_string().contains("developer"), "{said}");
 }

@@ -1170,7 +1170,7 @@ fn every_page_draws_in_every_state_in_the_browser_and_a_reviewer_allows_a_waitin
     let _ = std::fs::remove_dir_all(&shots);
     std::fs::create_dir_all(&shots).unwrap();
     let empty = Review::sqlite(&[]);
-    let review = Review::sqlite(&[]);
+    let review = Review::sqlite(&["--fleet-policy", &fleet_policy('a')]);
     let stop = Arc::new(AtomicBool::new(false));
     let states = every_state(&review, &stop);
     // 55 more decided: the history has a second page.
@@ -1189,6 +1189,7 @@ fn every_page_draws_in_every_state_in_the_browser_and_a_reviewer_allows_a_waitin
     }
     let run = review.run(&["--wait", "300s"], "deploy");
     let admin = token(&review.sandbox, &review.database, "admin", "carol", None);
+    fleet_reporting(&review);
     let config = json!({
         "shots": shots,
         "empty": { "url": empty.service.url, "reviewer": empty.reviewer },
@@ -1219,6 +1220,62 @@ fn every_page_draws_in_every_state_in_the_browser_and_a_reviewer_allows_a_waitin
             .as_str()
             .unwrap()
             .contains("request(s) decided again"),
+        "{seen}"
+    );
+    let fleet = &seen["fleet"];
+    // The three that reported, and the waiting run's gate (on no org file: flagged too).
+    let gates: Vec<&str> = (fleet["gates"].as_array().unwrap().iter())
+        .map(|g| g.as_str().unwrap())
+        .collect();
+    let reported = ["dave@desktop", "erin@build⟨U+200B⟩box", "alice@laptop"];
+    assert_eq!(gates.len(), 4, "{seen}");
+    assert_eq!(
+        (gates.iter().filter(|g| reported.contains(g))).collect::<Vec<_>>(),
+        reported.iter().collect::<Vec<_>>(),
+        "flagged first, then the latest: {seen}"
+    );
+    assert_eq!(gates[3], "alice@laptop", "{seen}");
+    let flags = fleet["flags"].to_string();
+    for flag in [
+        "not the org's published",
+        "Codex is not gated",
+        "silent for 3 days",
+    ] {
+        assert!(flags.contains(flag), "no {flag}: {seen}");
+    }
+    assert!(
+        fleet["totals"]
+            .as_str()
+            .unwrap()
+            .starts_with("4 gates 2 on another policy 1 with an agent ungated 1 silent"),
+        "{seen}"
+    );
+    let fleet = &seen["fleet"];
+    // The three that reported, and the waiting run's gate (on no org file: flagged too).
+    let gates: Vec<&str> = (fleet["gates"].as_array().unwrap().iter())
+        .map(|g| g.as_str().unwrap())
+        .collect();
+    let reported = ["dave@desktop", "erin@build⟨U+200B⟩box", "alice@laptop"];
+    assert_eq!(gates.len(), 4, "{seen}");
+    assert_eq!(
+        (gates.iter().filter(|g| reported.contains(g))).collect::<Vec<_>>(),
+        reported.iter().collect::<Vec<_>>(),
+        "flagged first, then the latest: {seen}"
+    );
+    assert_eq!(gates[3], "alice@laptop", "{seen}");
+    let flags = fleet["flags"].to_string();
+    for flag in [
+        "not the org's published",
+        "Codex is not gated",
+        "silent for 3 days",
+    ] {
+        assert!(flags.contains(flag), "no {flag}: {seen}");
+    }
+    assert!(
+        fleet["totals"]
+            .as_str()
+            .unwrap()
+            .starts_with("4 gates 2 on another policy 1 with an agent ungated 1 silent"),
         "{seen}"
     );
     let (code, steps, output) = finished(run);
@@ -1267,6 +1324,56 @@ fn every_page_draws_in_every_state_in_the_browser_and_a_reviewer_allows_a_waitin
         audit
             .iter()
             .any(|l| l["answer"] == format!("allow-once (reviewer: {id} by bob)"))
+    );
+}
+
+/// The org's published policy for the fleet tests: a digest of `digit`s.
+fn fleet_policy(digit: char) -> String {
+    format!("sha256:{}", digit.to_string().repeat(64))
+}
+
+/// Three gates report to `review`'s fleet: alice's laptop on the org's policy, dave's desktop
+/// on another with Codex ungated, and erin's build box (a hidden character in its name),
+/// silent for three days.
+fn fleet_reporting(review: &Review) {
+    let report = |token: &str, developer: &str, machine: &str, policy: char, codex_gated: bool| {
+        let body = json!({
+            "developer": developer, "machine": machine, "version": "0.1.0", "via": "hook server",
+            "workspace": "/home/dev/src/app", "policy": fleet_policy(policy),
+            "layers": [{"tier": "org", "file": "/etc/acp-gate/handlers.toml", "sha256": fleet_policy(policy)},
+                       {"tier": "builtin", "file": "<builtin default chain>", "sha256": fleet_policy('c')}],
+            "chain_loads": true,
+            "agents": [
+                {"agent": "claude", "title": "Claude Code", "found": true, "gated": true},
+                {"agent": "codex", "title": "Codex", "found": true, "gated": codex_gated,
+                 "problems": if codex_gated { json!([]) } else { json!(["no acp-gate hook in ~/.codex/config.toml"]) }},
+            ],
+        });
+        let url = format!("{}/v1/gates/report", review.service.url);
+        let (status, said) = call("POST", &url, token, Some(body));
+        assert_eq!(status, 200, "{said}");
+    };
+    let dave = token(
+        &review.sandbox,
+        &review.database,
+        "gate",
+        "dave@desktop",
+        Some("infra"),
+    );
+    let erin = token(
+        &review.sandbox,
+        &review.database,
+        "gate",
+        "erin@buildbox",
+        None,
+    );
+    report(&review.gate, "alice", "laptop", 'a', true);
+    report(&dave, "dave", "desktop", 'b', false);
+    report(&erin, "erin", "build\u{200b}box", 'a', true);
+    tamper(
+        &review.database,
+        "UPDATE gates SET last_ms = last_ms - 259200000 WHERE token_id = (SELECT id FROM tokens WHERE name = $1)",
+        "erin@buildbox",
     );
 }
 
@@ -2054,7 +2161,7 @@ fn a_second_hook_asking_the_same_in_the_same_session_waits_for_its_own_decision(
 
 /// Runs `sql` (`id` as `$1`) on the service's SQLite database `database`, as whoever can
 /// write to it could.
-fn tamper(database: &str, sql: &str, id: &str) {
+pub fn tamper(database: &str, sql: &str, id: &str) {
     use sqlx::Connection;
     block_on(async {
         let url = format!("sqlite://{database}");

@@ -10,7 +10,8 @@
 // said back as the page shows text; it checks that times are written in the reader's zone
 // (the browser's is set to Asia/Kolkata) and decides an escalation with the `d` key (not
 // while typing a message); an admin replays the audit under the proposed rules on the policy
-// page. Prints one JSON line: what it saw.
+// page; the fleet page lists the gates that reported, flagged ones first. Prints one JSON
+// line: what it saw.
 //
 //   node review.mjs CONFIG
 //   CONFIG (JSON): {"shots": DIR, "empty": {"url", "reviewer"},
@@ -72,13 +73,14 @@ async function draw(page, url, path, name, status = 200) {
   }
 }
 
-/// Every page of a service: the queue, the history, the audit, the policy page, the page of each escalation of
+/// Every page of a service: the queue, the history, the audit, the policy page, the fleet, the page of each escalation of
 /// `states` and of one that does not exist.
 async function drawAll(page, url, label, states = {}) {
   await draw(page, url, "/queue", `${label}-queue`);
   await draw(page, url, "/history", `${label}-history`);
   await draw(page, url, "/audit", `${label}-audit`);
   await draw(page, url, "/policy", `${label}-policy`);
+  await draw(page, url, "/fleet", `${label}-fleet`);
   for (const [state, ids] of Object.entries(states)) {
     for (const id of ids) await draw(page, url, `/escalations/${id}`, `${label}-${state}-${id}`);
   }
@@ -146,6 +148,14 @@ try {
   if (hostile.status() !== 200 || flagged !== 1 || !escapes.includes("⟨U+202E⟩")) {
     throw new Error(`the hostile request is not shown as it runs: ${flagged} flag(s), ${escapes}`);
   }
+
+  // The fleet: the gates' problems, flagged ones first.
+  await page.goto(`${full.url}/fleet`);
+  const fleet = {
+    gates: await page.locator(".gate-report h2 code").allTextContents(),
+    flags: await page.locator(".gate-report .flag").allTextContents(),
+    totals: (await page.locator(".totals").innerText()).replace(/\s+/g, " ").trim(),
+  };
 
   // Finding.
   const hostileQuery = encodeURIComponent("rm \u202Ehs.txt\u200B \"><script>alert(1)</script>");
@@ -228,7 +238,7 @@ try {
   await admin.close();
 
   console.log(JSON.stringify({
-    id, subject, reasons, decided, before, after, escapes, drawn, replayed,
+    id, subject, reasons, decided, before, after, escapes, drawn, replayed, fleet,
     found: { searched, none, second, outcomes, said, kept, local, keyed, next },
   }));
 } finally {

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 use serde_json::json;
@@ -18,9 +18,8 @@ use crate::config::{PluginRef, Tier};
 use crate::exit;
 use crate::hook::resident;
 use crate::hook::status::{self, AgentStatus, HookStatus};
-use crate::request::hook::Agent;
-use crate::service::AuditBatch;
 use crate::service::escalator::{Escalator, Origin};
+use crate::service::fleet::{GateReport, Reported};
 use crate::style::Style;
 
 /// The options of the commands that decide: the policy's, and the gates' escalation options to
@@ -47,8 +46,10 @@ struct ServiceStatus {
     url: Option<String>,
     /// Where the key its decisions are checked with was read from.
     key: Option<PathBuf>,
-    /// Whether it took an authenticated request with the gate's token.
+    /// Whether it took this gate's report with the gate's token.
     reached: bool,
+    /// What it said of this gate: the org's published policy, and what it finds wrong.
+    fleet: Option<Reported>,
     error: Option<String>,
 }
 
@@ -56,14 +57,11 @@ struct ServiceStatus {
 /// load.
 pub async fn doctor(args: DoctorArgs) -> Result<u8> {
     let options = super::load_options(&args.policy)?;
-    let exe = std::env::current_exe().context("cannot tell where this acp-gate is")?;
-    let this = std::fs::canonicalize(&exe).unwrap_or(exe);
-    let agents = (Agent::ALL.into_iter())
-        .map(|agent| status::agent_status(agent, &this, &options.workspace))
-        .collect::<Result<Vec<_>>>()?;
+    let this = status::this_program()?;
+    let agents = status::all_agents(&this, &options.workspace)?;
     let chain = chain::assemble(&options).await;
     let service = match &chain {
-        Ok(chain) => service(&args.escalation, chain, &options.workspace).await,
+        Ok(chain) => service(&args.escalation, chain, &options.workspace, &agents).await,
         Err(_) => ServiceStatus {
             error: Some("not checked: the policy did not load".to_owned()),
             ..ServiceStatus::default()
@@ -86,10 +84,14 @@ pub async fn doctor(args: DoctorArgs) -> Result<u8> {
 }
 
 /// The review service a gate here escalates to, reached as a gate reaches it: its settings
-/// put together as `run`, `proxy` and `hook` put them together, then an empty batch of audit
-/// records posted with the gate's token (no endpoint checks a token alone; a gate posts
-/// batches every 2 s).
-async fn service(args: &EscalationArgs, chain: &Chain, workspace: &Path) -> ServiceStatus {
+/// put together as `run`, `proxy` and `hook` put them together, then this gate's report for
+/// the fleet view posted with the gate's token (what the service says of it is shown).
+async fn service(
+    args: &EscalationArgs,
+    chain: &Chain,
+    workspace: &Path,
+    agents: &[AgentStatus],
+) -> ServiceStatus {
     let org = chain.escalation.as_ref();
     let origin = Origin::here(workspace, &[]);
     let mut status = ServiceStatus {
@@ -100,6 +102,7 @@ async fn service(args: &EscalationArgs, chain: &Chain, workspace: &Path) -> Serv
         .or_else(|| args.service_key.clone()),
         ..ServiceStatus::default()
     };
+    let report = GateReport::new(&origin, "doctor", chain, agents);
     let escalator = match Escalator::configure(args, org, origin) {
         Ok(Some(escalator)) => escalator,
         Ok(None) => return status,
@@ -110,11 +113,11 @@ async fn service(args: &EscalationArgs, chain: &Chain, workspace: &Path) -> Serv
         }
     };
     status.configured = true;
-    let nothing = AuditBatch {
-        records: Vec::new(),
-    };
-    match tokio::time::timeout(PROBE, escalator.client.ship(&nothing)).await {
-        Ok(Ok(_)) => status.reached = true,
+    match tokio::time::timeout(PROBE, escalator.client.report(&report)).await {
+        Ok(Ok(reported)) => {
+            status.reached = true;
+            status.fleet = Some(reported);
+        }
         Ok(Err(error)) => status.error = Some(format!("{error:#}")),
         Err(_) => {
             status.error = Some(format!(
@@ -316,6 +319,16 @@ impl Report<'_> {
                     style.green("reached with this gate's token"),
                     style.dim(&key)
                 );
+                let fleet = service.fleet.clone().unwrap_or_default();
+                if let Some(published) = &fleet.published {
+                    println!(
+                        "         {}",
+                        style.dim(&format!("the org's published policy: {published}"))
+                    );
+                }
+                for flag in &fleet.flags {
+                    println!("         {} {flag}", style.yellow("the service says:"));
+                }
             }
             (None, false) => println!(
                 "{label:<8} {}",

@@ -257,7 +257,8 @@ async fn serve(args: ServeArgs) -> Result<u8> {
     // One hook server answers every agent's hooks.
     let decider = Decider::load(None, &options, None, &args.escalation).await?;
     let audit = decider.gate.audit_path();
-    let service = decider.escalator.as_ref().map(|e| e.shipper(audit));
+    let service = (decider.escalator.as_ref())
+        .map(|e| e.gate_shipper(audit, decider.gate.chain(), "hook serve"));
     let shipping = Shipping::start_all(shippers(audit, service)?);
     let listen = match args.socket {
         Some(path) => Listen::Unix(path),

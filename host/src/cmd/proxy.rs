@@ -53,7 +53,7 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8> {
     let gate = Gate::new(chain, audit, output);
     let shipping = Shipping::start_all(shippers(
         &audit_path,
-        escalator.as_ref().map(|e| e.shipper(&audit_path)),
+        (escalator.as_ref()).map(|e| e.gate_shipper(&audit_path, gate.chain(), "proxy")),
     )?);
     let code = crate::acp::proxy::serve(gate, escalator, options.workspace, &args.agent).await;
     for error in Shipping::finish_all(shipping).await {

@@ -203,7 +203,7 @@ pub(super) async fn start(
     }
     let shipping = Shipping::start_all(shippers(
         &audit_path,
-        escalator.as_ref().map(|e| e.shipper(&audit_path)),
+        (escalator.as_ref()).map(|e| e.gate_shipper(&audit_path, gate.chain(), "run")),
     )?);
     let client = Arc::new(Client::new(gate, ctx, prompter).escalating(escalator));
     let code = session::run_session(

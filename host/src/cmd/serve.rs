@@ -11,6 +11,7 @@ use crate::args::OutputFormat;
 use crate::exit;
 use crate::serve::auth;
 use crate::serve::db::{Db, Role};
+use crate::serve::fleet::Fleet;
 use crate::serve::settings::{Settings, SettingsFile};
 
 #[derive(Args, Debug)]
@@ -52,6 +53,14 @@ pub struct ServeOptions {
     /// Requests per second per token (bursts of ten times that); 0: no limit [default: 100].
     #[arg(long, value_name = "N")]
     pub rate_limit: Option<u32>,
+    /// The org's published policy, which the fleet page holds every gate to: the org file
+    /// (`handlers.toml`) the gates should run, or its digest (`sha256:…`).
+    #[arg(long, value_name = "FILE|DIGEST")]
+    pub fleet_policy: Option<String>,
+    /// How long a gate may go without reporting before the fleet page flags it silent (at
+    /// least 10m: a running gate reports every 10 minutes) [default: 24h].
+    #[arg(long, value_name = "DURATION", value_parser = crate::args::parse_duration)]
+    pub silent_after: Option<std::time::Duration>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -110,7 +119,14 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
     let database = database(&options, &file);
     match args.command {
         None => {
-            let settings = Settings::resolve(
+            let silent_after = match (options.silent_after, &options.config) {
+                (Some(flag), _) => Some(flag),
+                (None, Some(path)) => file.silent_after(path)?,
+                (None, None) => None,
+            };
+            let policy = options.fleet_policy.or(file.fleet_policy.clone());
+            let fleet = Fleet::resolve(policy.as_deref(), silent_after)?;
+            let mut settings = Settings::resolve(
                 options
                     .listen
                     .as_deref()
@@ -126,6 +142,7 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
                 options.webhook.or(file.webhook),
                 options.rate_limit.or(file.rate_limit),
             )?;
+            settings.fleet = fleet;
             crate::serve::run(settings).await?;
             Ok(exit::OK)
         }

@@ -609,7 +609,8 @@ impl Server {
         let ((decider, notices), stamps) = crate::stamps::recording(output::captured(load)).await;
         let decider = decider?;
         let audit = decider.gate.audit_path();
-        let service = decider.escalator.as_ref().map(|e| e.shipper(audit));
+        let service = (decider.escalator.as_ref())
+            .map(|e| e.gate_shipper(audit, decider.gate.chain(), "hook server"));
         for shipper in shippers(audit, service)? {
             lock(&self.shipping)
                 .entry(shipper.cursor_path())

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -110,6 +111,19 @@ struct Entry {
     blocks_on_failure: bool,
     /// Codex's trust: `None` where none is needed.
     trusted: Option<bool>,
+}
+
+/// This acp-gate's program, symlinks resolved: what a hook must run to be this gate.
+pub fn this_program() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe().context("cannot tell where this acp-gate is")?;
+    Ok(std::fs::canonicalize(&exe).unwrap_or(exe))
+}
+
+/// [`agent_status`] of every agent acp-gate knows.
+pub fn all_agents(this: &Path, workspace: &Path) -> anyhow::Result<Vec<AgentStatus>> {
+    (Agent::ALL.into_iter())
+        .map(|agent| agent_status(agent, this, workspace))
+        .collect()
 }
 
 /// `agent`'s status on this machine, with `this` (this acp-gate, canonical) as the binary its

@@ -1,6 +1,6 @@
 //! The versioned JSON API (`/v1`): gates submit escalations (idempotent on the id), wait for
-//! their decisions (long-poll with a deadline), claim a grant for a resumed session and post
-//! audit batches; reviewers' scripts list and decide. Every input is validated, with an error
+//! their decisions (long-poll with a deadline), claim a grant for a resumed session, post
+//! audit batches and report themselves for the fleet view; reviewers' scripts list and decide. Every input is validated, with an error
 //! that names the field.
 
 use std::sync::Arc;
@@ -19,6 +19,8 @@ use super::db::{AuditRecord, AuditSummary, Escalation, Listed, Role, Submitted, 
 use super::decision::{Choice, signed};
 use super::error::Refusal;
 use super::find::Filter;
+use super::fleet::{self, Gates};
+use crate::service::fleet::{GateReport, Reported};
 use crate::service::{AuditBatch, Ingested, Submission, Waited};
 
 /// The largest escalation a gate may send, and the largest audit batch.
@@ -54,6 +56,11 @@ pub fn routes() -> Router<Arc<Service>> {
             post(audit).layer(DefaultBodyLimit::max(MAX_BATCH)),
         )
         .route("/v1/audit/summary", get(summary))
+        .route(
+            "/v1/gates/report",
+            post(report).layer(DefaultBodyLimit::max(MAX_SUBMISSION)),
+        )
+        .route("/v1/gates", get(gates))
         .route("/v1/audit/records", get(records))
 }
 
@@ -81,6 +88,37 @@ async fn records(
 ) -> Result<Json<Listed<AuditRecord>>, Refusal> {
     require(&token, Role::Reviewer, "reading the audit")?;
     Ok(Json(service.db.audit_records(&tidied(filter)?).await?))
+}
+
+/// A gate reports itself for the fleet view: kept as its last report; the answer says what
+/// the service finds wrong with it.
+async fn report(
+    State(service): State<Arc<Service>>,
+    Caller(token): Caller,
+    Json(report): Json<GateReport>,
+) -> Result<Json<Reported>, Refusal> {
+    require(&token, Role::Gate, "reporting a gate")?;
+    fleet::validate(&report).map_err(Refusal::bad_request)?;
+    service.db.report_gate(&token, &report).await?;
+    let fleet = &service.settings.fleet;
+    let now = super::db::now();
+    Ok(Json(Reported {
+        published: fleet.published.clone(),
+        flags: (fleet.flags(&report, now, now).into_iter())
+            .map(|flag| flag.text)
+            .collect(),
+    }))
+}
+
+/// Every gate, flagged ones first.
+async fn gates(
+    State(service): State<Arc<Service>>,
+    Caller(token): Caller,
+) -> Result<Json<Gates>, Refusal> {
+    require(&token, Role::Reviewer, "reading the fleet")?;
+    Ok(Json(
+        service.settings.fleet.gates(service.db.gates().await?),
+    ))
 }
 
 /// The key decisions are signed with, for `[escalation] key` in the org file.

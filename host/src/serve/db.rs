@@ -15,6 +15,7 @@ use super::find::{Bound, Filter, PAGE_SIZE, Paged};
 use super::waiting::{GRACE_MS, Gate, Reached};
 use crate::distribution::signature::PrivateKey;
 use crate::record::ResolvedBy;
+use crate::service::fleet::GateReport;
 use crate::service::{Ruling, ShippedRecord, Submission};
 
 /// The migrations, in order: (version, description, SQL).
@@ -49,6 +50,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "escalation developer",
         include_str!("../../migrations/0006_escalation_developer.sql"),
     ),
+    (7, "gates", include_str!("../../migrations/0007_gates.sql")),
 ];
 
 /// How many of a session's other escalations an escalation's page lists.
@@ -1110,6 +1112,49 @@ impl Db {
             .execute(&self.pool)
             .await?;
         Ok(())
+    }
+
+    // ---- the fleet ----
+
+    /// Keeps `report` as the last of its gate (`gate`'s token, its machine and developer).
+    pub async fn report_gate(&self, gate: &Token, report: &GateReport) -> Result<()> {
+        let now = now();
+        sqlx::query(
+            "INSERT INTO gates (token_id, machine, developer, body, first_ms, last_ms) \
+             VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (token_id, machine, developer) \
+             DO UPDATE SET body = excluded.body, last_ms = excluded.last_ms",
+        )
+        .bind(&gate.id)
+        .bind(&report.machine)
+        .bind(&report.developer)
+        .bind(serde_json::to_string(report)?)
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Every gate of a live token: its token's name and team, its last report, when it
+    /// first and last reported.
+    pub async fn gates(&self) -> Result<Vec<(String, Option<String>, GateReport, i64, i64)>> {
+        let rows = sqlx::query(
+            "SELECT t.name, t.team, g.body, g.first_ms, g.last_ms FROM gates g \
+             JOIN tokens t ON t.id = g.token_id WHERE t.revoked_ms IS NULL ORDER BY g.last_ms DESC",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        (rows.iter())
+            .map(|row| {
+                let body: String = row.try_get("body")?;
+                Ok((
+                    row.try_get("name")?,
+                    row.try_get("team")?,
+                    serde_json::from_str(&body).context("a gate's stored report is unreadable")?,
+                    row.try_get("first_ms")?,
+                    row.try_get("last_ms")?,
+                ))
+            })
+            .collect()
     }
 
     // ---- policy ----

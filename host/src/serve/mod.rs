@@ -7,6 +7,7 @@
 //! - [`settings`]: serve.toml and flags; [`db`]: storage (SQLite or PostgreSQL) and migrations;
 //! - [`auth`]: tokens, roles, rate limits, page sessions; [`error`]: the one error type;
 //! - [`find`]: the search, filters, time range and page a reviewer asks for;
+//! - [`fleet`]: the gates that report, and what is wrong with each;
 //! - [`identity`]: who a name stands for, in one normalised form; [`visible`]: hidden
 //!   characters of a request's text made visible;
 //! - [`api`]: the JSON API; [`page`]: the reviewers' page; [`decision`]: deciding;
@@ -20,6 +21,7 @@ pub mod db;
 pub mod decision;
 pub mod error;
 pub mod find;
+pub mod fleet;
 pub mod identity;
 pub mod page;
 pub mod policy;

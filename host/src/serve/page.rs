@@ -21,6 +21,7 @@ use super::db::{AuditRecord, AuditSummary, Escalation, Escalations, Facet, Liste
 use super::decision::{self, Choice};
 use super::error::Refusal;
 use super::find::{DECIDERS, Filter};
+use super::fleet::Gates;
 use super::policy::{self, Replayed};
 use super::visible;
 use crate::digest::sha256_hex;
@@ -38,6 +39,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("policy.html", include_str!("page/policy.html")),
     ("find.html", include_str!("page/find.html")),
     ("records.html", include_str!("page/records.html")),
+    ("fleet.html", include_str!("page/fleet.html")),
 ];
 
 const STYLESHEET: &str = include_str!("page/page.css");
@@ -206,6 +208,7 @@ pub fn routes() -> axum::Router<Arc<Service>> {
         .route("/escalations/{id}", get(escalation))
         .route("/escalations/{id}/decide", post(decide))
         .route("/policy", get(policy_page))
+        .route("/fleet", get(fleet))
         .route("/policy/proposals.toml", get(proposals_toml))
         .route(
             "/policy/replay",
@@ -422,6 +425,13 @@ async fn logout(
     Ok(([(header::SET_COOKIE, cookie)], Redirect::to("/login")).into_response())
 }
 
+async fn fleet(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageResult {
+    let rows =
+        (service.db.gates().await).map_err(|e| failed(&service, Some(&reviewer), e.into()))?;
+    let gates = service.settings.fleet.gates(rows);
+    signed_in(&service, &reviewer, View::Fleet { gates: &gates }).await
+}
+
 async fn policy_page(State(service): State<Arc<Service>>, reviewer: Reviewer) -> PageResult {
     policy_with(&service, &reviewer, None).await
 }
@@ -519,6 +529,8 @@ pub enum View<'a> {
         proposed: &'a [policy::Proposed],
         replay: Option<&'a Replayed>,
     },
+    /// Every gate that reports, flagged ones first.
+    Fleet { gates: &'a Gates },
 }
 
 impl View<'_> {
@@ -578,6 +590,7 @@ impl View<'_> {
                 "policy.html",
                 context! { page => "policy", proposed, replay, max_replayed => policy::MAX_REPLAYED },
             ),
+            View::Fleet { gates } => ("fleet.html", context! { page => "fleet", gates }),
         };
         (name, context! { ..me, ..data })
     }
@@ -1199,6 +1212,62 @@ mod tests {
             "&lt;&#x2f;textarea&gt;&lt;script&gt;x&lt;&#x2f;script&gt;⟨U+202E⟩&quot;",
         ] {
             assert!(page.contains(shown), "no {shown} in:\n{page}");
+        }
+    }
+
+    #[test]
+    fn the_fleet_page_draws_empty_and_with_gates_flagged_first() {
+        use crate::serve::fleet::Fleet;
+        use crate::service::fleet::{AgentGate, GateReport, Layer};
+        let pages = Pages::new().unwrap();
+        let org = format!("sha256:{}", "a".repeat(64));
+        let fleet = Fleet::resolve(Some(&org), None).unwrap();
+        let empty = fleet.gates(Vec::new());
+        let html = drawn(&pages, View::Fleet { gates: &empty }, "no gates");
+        assert!(html.contains("No gate has reported yet"), "{html}");
+        let report = |developer: &str, policy: &str, codex_gated: bool| GateReport {
+            developer: developer.to_owned(),
+            machine: "laptop".to_owned(),
+            version: "0.1.0".to_owned(),
+            via: "run".to_owned(),
+            workspace: "/src/app".to_owned(),
+            policy: Some(policy.to_owned()),
+            layers: vec![Layer {
+                tier: "org".to_owned(),
+                file: "/etc/acp-gate/handlers.toml".to_owned(),
+                sha256: Some(policy.to_owned()),
+            }],
+            chain_loads: true,
+            agents: vec![AgentGate {
+                agent: "codex".to_owned(),
+                title: "Codex".to_owned(),
+                found: true,
+                gated: codex_gated,
+                problems: Vec::new(),
+            }],
+        };
+        let now = crate::serve::db::now();
+        let other = format!("sha256:{}", "b".repeat(64));
+        let gates = fleet.gates(vec![
+            ("alice".into(), None, report("alice", &org, true), now, now),
+            (
+                "m\u{202e}allory".into(),
+                Some("ops".into()),
+                report("mallory", &other, false),
+                now,
+                now,
+            ),
+        ]);
+        assert_eq!(gates.gates[0].report.developer, "mallory", "flagged first");
+        let html = drawn(&pages, View::Fleet { gates: &gates }, "two gates");
+        for shown in [
+            "runs policy sha256:bbbbbbbbbbbb…, not the org&#x27;s published sha256:aaaaaaaaaaaa…",
+            "Codex is not gated",
+            "Codex: gated",
+            "m<span class=hidden>⟨U+202E⟩</span>allory",
+            "the org's</span>",
+        ] {
+            assert!(html.contains(shown), "no {shown} in:\n{html}");
         }
     }
 }

@@ -1,12 +1,14 @@
 //! `serve.toml` and the command line's flags over it: where the service listens, its
 //! database, how it is reached (TLS of its own, or behind a TLS proxy), its public address
-//! (for links), its webhook and its rate limit.
+//! (for links), its webhook, its rate limit and what it holds the fleet's gates to.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use serde::Deserialize;
+
+use super::fleet::Fleet;
 
 /// The file's keys (every one optional; flags win).
 #[derive(Debug, Default, Deserialize)]
@@ -21,6 +23,10 @@ pub struct SettingsFile {
     pub behind_tls_proxy: bool,
     pub webhook: Option<String>,
     pub rate_limit: Option<u32>,
+    /// The org's published policy: its org file (relative to this file) or `sha256:…`.
+    pub fleet_policy: Option<String>,
+    /// How long a gate may go without reporting (`30m`, `24h`).
+    pub silent_after: Option<String>,
 }
 
 impl SettingsFile {
@@ -36,7 +42,22 @@ impl SettingsFile {
         {
             *path = dir.join(&*path);
         }
+        if let Some(policy) = &mut file.fleet_policy
+            && !policy.starts_with("sha256:")
+        {
+            *policy = dir.join(&*policy).display().to_string();
+        }
         Ok(file)
+    }
+
+    /// `silent_after`, read.
+    pub fn silent_after(&self, path: &Path) -> Result<Option<std::time::Duration>> {
+        (self.silent_after.as_deref())
+            .map(|text| {
+                crate::args::parse_duration(text)
+                    .map_err(|e| anyhow::anyhow!("{}: silent_after: {e}", path.display()))
+            })
+            .transpose()
     }
 }
 
@@ -61,6 +82,8 @@ pub struct Settings {
     pub webhook: Option<String>,
     /// Requests per second per token (bursts of ten times that); 0: no limit.
     pub rate_limit: u32,
+    /// The org's published policy and how long a gate may be silent.
+    pub fleet: Fleet,
 }
 
 /// Requests per second per token when nothing says otherwise.
@@ -107,6 +130,7 @@ impl Settings {
             transport,
             webhook,
             rate_limit: rate_limit.unwrap_or(RATE_LIMIT),
+            fleet: Fleet::default(),
         })
     }
 

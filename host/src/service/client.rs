@@ -1,6 +1,6 @@
 //! The HTTP client of a gate: submits an escalation (idempotent on its id), waits for its
-//! decision by long-poll until a deadline, claims a grant for a resumed session, and posts
-//! audit batches. Every answer from the service is read strictly; an error names the service
+//! decision by long-poll until a deadline, claims a grant for a resumed session, posts
+//! audit batches and reports the gate for the fleet view. Every answer from the service is read strictly; an error names the service
 //! and what it said.
 
 use std::time::{Duration, Instant};
@@ -9,6 +9,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::fleet::{GateReport, Reported};
 use super::{API, AuditBatch, Ingested, SignedDecision, Submission, Waited};
 
 /// The longest one long-poll asks the service to hold: below the idle timeouts of the proxies
@@ -126,6 +127,11 @@ impl ServiceClient {
     /// Posts a batch of audit records.
     pub async fn ship(&self, batch: &AuditBatch) -> Result<Ingested> {
         self.post("/audit", batch).await
+    }
+
+    /// Reports this gate for the fleet view: what the service says of it.
+    pub async fn report(&self, report: &GateReport) -> Result<Reported> {
+        self.post("/gates/report", report).await
     }
 
     fn endpoint(&self, path: &str) -> String {

@@ -9,10 +9,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::client::ServiceClient;
+use super::fleet::GateReport;
 use super::redact::Redaction;
 use super::ship::{Destination, Shipper};
 use super::{Expected, SignedDecision, Statement, Submission};
 use crate::args::EscalationArgs;
+use crate::chain::Chain;
 use crate::config::Escalation;
 use crate::distribution::signature::PublicKey;
 
@@ -204,5 +206,12 @@ impl Escalator {
             Destination::Service(self.client.clone()),
             self.redaction.clone(),
         )
+    }
+
+    /// The shipper of a gate that runs `chain` (`via`: `run`, `proxy`…), which also reports
+    /// the gate to the service's fleet view while it ships.
+    pub fn gate_shipper(&self, log: &Path, chain: &Chain, via: &str) -> Shipper {
+        self.shipper(log)
+            .reporting(GateReport::here(&self.origin, via, chain))
     }
 }

@@ -8,10 +8,13 @@
 //! - [`client`]: the HTTP client a gate uses (submit, wait, fetch a grant, ship audit);
 //! - [`redact`]: what leaves the machine: file contents as a digest and an excerpt, secrets
 //!   replaced;
-//! - [`ship`]: the local audit log as a spool, shipped in order, once.
+//! - [`ship`]: the local audit log as a spool, shipped in order, once;
+//! - [`fleet`]: a gate's report of itself (version, policy, agents gated) for the fleet view;
+//! - [`otlp`]: decisions as OpenTelemetry log records and spans, for the org's collector.
 
 pub mod client;
 pub mod escalator;
+pub mod fleet;
 pub mod git;
 pub mod otlp;
 pub mod redact;

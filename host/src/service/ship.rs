@@ -15,6 +15,7 @@ use anyhow::{Context, Result};
 use serde_json::Value;
 
 use super::client::ServiceClient;
+use super::fleet::{self, GateReport};
 use super::otlp::Collector;
 use super::redact::Redaction;
 use super::{AuditBatch, Ingested, ShippedRecord};
@@ -29,6 +30,9 @@ pub struct Shipper {
     log: PathBuf,
     destination: Destination,
     redaction: Redaction,
+    /// The gate's report for the review service's fleet view, sent as rounds start and every
+    /// [`fleet::EVERY`].
+    report: Option<GateReport>,
 }
 
 /// Where audit records go: each keeps its own cursor in the log.
@@ -87,7 +91,25 @@ impl Shipper {
             log: log.to_path_buf(),
             destination,
             redaction,
+            report: None,
         }
+    }
+
+    /// The same, also reporting the gate to the review service's fleet view while it ships
+    /// in [`Shipping`] rounds (a collector gets no report).
+    pub fn reporting(self, report: GateReport) -> Shipper {
+        Shipper {
+            report: Some(report),
+            ..self
+        }
+    }
+
+    /// Sends the gate's report, when it has one and ships to the review service.
+    async fn report(&self) -> Result<()> {
+        if let (Some(report), Destination::Service(client)) = (&self.report, &self.destination) {
+            client.report(report).await?;
+        }
+        Ok(())
     }
 
     /// Where it ships to.
@@ -193,7 +215,9 @@ const ROUND: Duration = Duration::from_secs(2);
 const LAST_ROUND: Duration = Duration::from_secs(10);
 
 /// A gate's audit shipping while it runs: a round every [`ROUND`] in the background (a failure
-/// waits for the next round: the log is the spool), and a last one at its end.
+/// waits for the next round: the log is the spool), and a last one at its end. Its report for
+/// the fleet view goes first, and again every [`fleet::EVERY`] (one that fails is tried again
+/// next round).
 pub struct Shipping {
     background: tokio::task::JoinHandle<()>,
     shipper: Arc<Shipper>,
@@ -206,7 +230,11 @@ impl Shipping {
         let background = {
             let shipper = shipper.clone();
             tokio::spawn(async move {
+                let mut report = tokio::time::Instant::now();
                 loop {
+                    if tokio::time::Instant::now() >= report && shipper.report().await.is_ok() {
+                        report += fleet::EVERY;
+                    }
                     let _ = shipper.ship().await;
                     tokio::time::sleep(ROUND).await;
                 }
@@ -234,11 +262,16 @@ impl Shipping {
         errors
     }
 
-    /// Stops the rounds and ships what is left; the error says what stays in the log for next
-    /// time, and why.
+    /// Stops the rounds, reports the gate once more and ships what is left; the error says
+    /// what stays in the log for next time, and why.
     pub async fn finish(self) -> Result<()> {
         self.background.abort();
-        let last = tokio::time::timeout(LAST_ROUND, self.shipper.ship())
+        // A gate that ended before its first round still reports.
+        let last = async {
+            let _ = self.shipper.report().await;
+            self.shipper.ship().await
+        };
+        let last = tokio::time::timeout(LAST_ROUND, last)
             .await
             .unwrap_or_else(|_| Err(anyhow::anyhow!("it took longer than {LAST_ROUND:?}")));
         last.map(|_| ()).with_context(|| {

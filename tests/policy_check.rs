@@ -282,6 +282,59 @@ fn check_decides_a_request_written_on_the_command_line() {
     assert_eq!(output.status.code(), Some(2));
 }
 
+/// `check` shows what a request does beside the verdicts: the paths and what each undergoes,
+/// every program a command runs (with the variables set for it, its redirections and where it
+/// runs) and what the reading could not see through; `--format json` carries the same.
+#[test]
+fn check_shows_the_effects_it_read_beside_the_verdicts() {
+    let sandbox = Sandbox::new();
+    let workspace = sandbox.root.join("workspace").display().to_string();
+    let command = "FOO=1 cat src/a.rs | grep x > out.txt && (cd build && make) ; eval \"$X\"";
+    let output = sandbox.run(&["check", "--command", command], "");
+    let out = text(&output.stdout);
+    for shown in [
+        "what it does:".to_owned(),
+        "run      FOO=1 cat src/a.rs".to_owned(),
+        format!("run      grep x > {workspace}/out.txt"),
+        format!("run      make  (in {workspace}/build)"),
+        "unseen ".to_owned(),
+    ] {
+        assert!(out.contains(&shown), "no {shown} in:\n{out}");
+    }
+    let output = sandbox.run(&["check", "--format", "json", "--command", command], "");
+    let line: Value = serde_json::from_str(&text(&output.stdout)).unwrap();
+    let runs = line["effects"]["runs"].as_array().unwrap();
+    let argv: Vec<&Value> = runs.iter().map(|r| &r["argv"][0]).collect();
+    assert_eq!(argv, ["cat", "grep", "cd", "make", "eval"], "{line}");
+    assert_eq!(runs[0]["env"], serde_json::json!(["FOO=1"]));
+    assert_eq!(
+        runs[1]["writes"],
+        serde_json::json!([format!("{workspace}/out.txt")])
+    );
+    assert!(
+        !line["effects"]["unseen"].as_array().unwrap().is_empty(),
+        "{line}"
+    );
+
+    let line: Value = {
+        let args = [
+            "check",
+            "--format",
+            "json",
+            "--kind",
+            "delete",
+            "--path",
+            "old/x.txt",
+        ];
+        serde_json::from_str(&text(&sandbox.run(&args, "").stdout)).unwrap()
+    };
+    assert_eq!(
+        line["effects"]["paths"],
+        serde_json::json!([{"does": "delete", "path": format!("{workspace}/old/x.txt")}])
+    );
+    assert_eq!(line["effects"]["runs"], serde_json::json!([]));
+}
+
 #[test]
 fn chain_explains_the_default_chain_and_the_readme_says_the_same() {
     let sandbox = Sandbox::new();

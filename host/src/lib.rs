@@ -5,7 +5,7 @@
 //! [`config`] layers in its [`runtime`] sandbox, combine the [`verdict`]s) -> `audit` (record
 //! the decision, as a `record`) -> the answer, which `acp::client` (`run`) or `acp::proxy`
 //! (`proxy`) sends. `cli` parses the command line and `cmd` holds one entry point per command;
-//! `cmd::check` decides recorded requests offline. [`builtin`] holds the embedded plugins and
+//! `cmd::check` decides recorded requests offline and shows what each does (`effects`). [`builtin`] holds the embedded plugins and
 //! the default chain's text; [`shorthand`] reads the short request form of tests and cases.
 //!
 //! ```no_run
@@ -31,6 +31,7 @@ mod cmd;
 pub mod config;
 mod digest;
 mod distribution;
+mod effects;
 mod exit;
 mod hook;
 pub mod paths;

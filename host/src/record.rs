@@ -262,6 +262,8 @@ pub struct CheckLine<'a> {
     pub option_id: Option<&'a str>,
     #[serde(flatten)]
     pub judged: Judged<'a>,
+    /// What the request does, as read.
+    pub effects: &'a crate::effects::Effects,
 }
 
 /// What a request is about, in one line: the command, else the first path (relative inside

@@ -1,6 +1,7 @@
-//! `acp-gate check`: decide permission requests offline and explain each decision: recorded
-//! ones (files, stdin) or one written on the command line in the short form of tests
-//! (`--command 'git push'`, `--kind edit --path src/x.rs`, `--url https://…`).
+//! `acp-gate check`: decide permission requests offline and explain each decision (every
+//! handler's verdict, and what the request does: [`crate::effects`]): recorded ones (files,
+//! stdin) or one written on the command line in the short form of tests (`--command 'git
+//! push'`, `--kind edit --path src/x.rs`, `--url https://…`).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -12,6 +13,7 @@ use serde_json::{Value, json};
 use crate::args::{OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
 use crate::chain::{Chain, Decision};
+use crate::effects::Effects;
 use crate::exit;
 use crate::record::{CheckLine, Judged, subject};
 use crate::request::{SessionContext, ToolKind, ToolRequest};
@@ -144,7 +146,15 @@ pub async fn check(args: CheckArgs) -> Result<u8> {
                         None,
                     )?;
                 }
-                print_decision(args.format, &label, &request, &decision, option.as_deref());
+                let effects = Effects::of(&request).await;
+                let shown = Shown {
+                    label: &label,
+                    request: &request,
+                    decision: &decision,
+                    option: option.as_deref(),
+                    effects: &effects,
+                };
+                shown.print(args.format);
             }
             Err(error) => {
                 failed = true;
@@ -232,40 +242,56 @@ async fn decide(
     Ok((request, decision))
 }
 
-fn print_decision(
-    format: OutputFormat,
-    label: &str,
-    request: &ToolRequest,
-    decision: &Decision,
-    option: Option<&str>,
-) {
-    if format == OutputFormat::Json {
-        let line = CheckLine {
-            source: label,
-            option_id: option,
-            judged: Judged::new(request, decision),
+/// One decision as `check` shows it.
+struct Shown<'a> {
+    label: &'a str,
+    request: &'a ToolRequest,
+    decision: &'a Decision,
+    option: Option<&'a str>,
+    effects: &'a Effects,
+}
+
+impl Shown<'_> {
+    fn print(&self, format: OutputFormat) {
+        let (request, decision) = (self.request, self.decision);
+        if format == OutputFormat::Json {
+            let line = CheckLine {
+                source: self.label,
+                option_id: self.option,
+                judged: Judged::new(request, decision),
+                effects: self.effects,
+            };
+            println!("{}", json!(line));
+            return;
+        }
+        let style = Style::stdout();
+        println!(
+            "{}  {}  {} {}",
+            style.bold(self.label),
+            style.outcome(decision.outcome),
+            style.dim(request.kind.as_str()),
+            subject(request)
+        );
+        let answer = match self.option {
+            Some(id) => format!("answer: option `{id}`"),
+            None if decision.outcome == Verdict::Ask => {
+                "answer: ask the user (or escalate)".to_owned()
+            }
+            None => "answer: cancelled (no option of the needed kind offered)".to_owned(),
         };
-        println!("{}", json!(line));
-        return;
-    }
-    let style = Style::stdout();
-    println!(
-        "{}  {}  {} {}",
-        style.bold(label),
-        style.outcome(decision.outcome),
-        style.dim(request.kind.as_str()),
-        subject(request)
-    );
-    let answer = match option {
-        Some(id) => format!("answer: option `{id}`"),
-        None if decision.outcome == Verdict::Ask => "answer: ask the user (or escalate)".to_owned(),
-        None => "answer: cancelled (no option of the needed kind offered)".to_owned(),
-    };
-    println!("  {}", style.dim(&answer));
-    for line in style.handler_lines(&decision.handlers, "  ", true) {
-        println!("{line}");
-    }
-    if decision.by_default {
-        println!("  {}", style.dim(&decision.reasons.join("; ")));
+        println!("  {}", style.dim(&answer));
+        for line in style.handler_lines(&decision.handlers, "  ", true) {
+            println!("{line}");
+        }
+        if decision.by_default {
+            println!("  {}", style.dim(&decision.reasons.join("; ")));
+        }
+        let effects = self.effects.lines("    ");
+        if !effects.is_empty() {
+            println!("  {}", style.dim("what it does:"));
+            for line in effects {
+                println!("{}", style.dim(&line));
+            }
+        }
     }
 }

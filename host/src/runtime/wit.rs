@@ -17,7 +17,8 @@ pub(super) mod bindings {
     });
 }
 
-pub(super) use bindings::acp_gate::plugin::{log, paths, shell, types};
+pub(super) use bindings::acp_gate::plugin::{log, paths};
+pub(crate) use bindings::acp_gate::plugin::{shell, types};
 pub(super) use bindings::{Plugin, PluginIndices};
 
 /// The WIT package version this host implements.

@@ -473,8 +473,9 @@ fn doctor_json_is_one_object_with_every_part() {
 /// service's fleet view: it lists each with its policy, agents and last report, and flags the
 /// gate on a policy other than the org's published one, the one with an agent ungated, the
 /// one with no org file, and one gone silent; a gate is told what is wrong with it.
-#[test]
-fn the_fleet_lists_every_gate_and_flags_another_policy_an_ungated_agent_and_silence() {
+fn the_fleet_lists_every_gate_and_flags_another_policy_an_ungated_agent_and_silence(
+    database: Option<String>,
+) {
     use crate::serve::{Review, call, finished, gated_run, tamper, token};
     let org = tempfile::tempdir().unwrap();
     let published = org.path().join("org.toml");
@@ -485,7 +486,11 @@ fn the_fleet_lists_every_gate_and_flags_another_policy_an_ungated_agent_and_sile
         "[settings]\ndefault = \"ask\"\n# changed on one laptop\n",
     )
     .unwrap();
-    let review = Review::sqlite(&["--fleet-policy", published.to_str().unwrap()]);
+    let extra = ["--fleet-policy", published.to_str().unwrap()];
+    let review = match database {
+        None => Review::sqlite(&extra),
+        Some(database) => Review::on(Sandbox::new(), database, &extra),
+    };
     let sandbox = &review.sandbox;
     let url = &review.service.url;
     let key = review.key.display().to_string();
@@ -583,6 +588,22 @@ fn the_fleet_lists_every_gate_and_flags_another_policy_an_ungated_agent_and_sile
     );
     assert_eq!(listed["silent"], 1);
 
+    // A token reports at most 256 gates: a gate cannot fill the database with made-up
+    // machines (its own gates still report).
+    let url_report = format!("{url}/v1/gates/report");
+    let mallory = token(sandbox, &review.database, "gate", "mallory@ci", None);
+    let mut made_up = alice["report"].clone();
+    for n in 0..256 {
+        made_up["machine"] = json!(format!("runner-{n}"));
+        let (status, said) = call("POST", &url_report, &mallory, Some(made_up.clone()));
+        assert_eq!(status, 200, "{said}");
+    }
+    made_up["machine"] = json!("runner-256");
+    let (status, said) = call("POST", &url_report, &mallory, Some(made_up.clone()));
+    assert_eq!(status, 409, "{said}");
+    made_up["machine"] = json!("runner-7");
+    assert_eq!(call("POST", &url_report, &mallory, Some(made_up)).0, 200);
+
     // Only reviewers read the fleet; a report is checked field by field.
     assert_eq!(fleet(&review.gate).0, 403);
     let mut bad = alice["report"].clone();
@@ -595,4 +616,16 @@ fn the_fleet_lists_every_gate_and_flags_another_policy_an_ungated_agent_and_sile
     );
     assert_eq!(status, 400);
     assert!(said.to_string().contains("developer"), "{said}");
+}
+
+#[test]
+fn the_fleet_lists_every_gate_and_flags_another_policy_an_ungated_agent_and_silence_on_sqlite() {
+    the_fleet_lists_every_gate_and_flags_another_policy_an_ungated_agent_and_silence(None);
+}
+
+#[test]
+fn the_fleet_lists_every_gate_and_flags_another_policy_an_ungated_agent_and_silence_on_postgres() {
+    the_fleet_lists_every_gate_and_flags_another_policy_an_ungated_agent_and_silence(Some(
+        crate::serve::postgres_database("fleet"),
+    ));
 }

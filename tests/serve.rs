@@ -2161,8 +2161,25 @@ fn a_second_hook_asking_the_same_in_the_same_session_waits_for_its_own_decision(
 
 /// Runs `sql` (`id` as `$1`) on the service's SQLite database `database`, as whoever can
 /// write to it could.
+/// Runs `sql` (one UPDATE of one row, `$1` bound to `id`) on the service's database behind
+/// its back: SQLite, or PostgreSQL through `psql`.
 pub fn tamper(database: &str, sql: &str, id: &str) {
     use sqlx::Connection;
+    if database.starts_with("postgres") {
+        assert!(!id.contains('\''), "{id}");
+        let sql = sql.replace("$1", &format!("'{id}'"));
+        let output = Command::new("psql")
+            .args([database, "-Atc", &sql])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout).trim(),
+            "UPDATE 1",
+            "{sql}: {}",
+            stderr(&output)
+        );
+        return;
+    }
     block_on(async {
         let url = format!("sqlite://{database}");
         let mut db = sqlx::sqlite::SqliteConnection::connect(&url).await.unwrap();

@@ -99,7 +99,17 @@ async fn report(
 ) -> Result<Json<Reported>, Refusal> {
     require(&token, Role::Gate, "reporting a gate")?;
     fleet::validate(&report).map_err(Refusal::bad_request)?;
-    service.db.report_gate(&token, &report).await?;
+    if !service
+        .db
+        .report_gate(&token, &report, fleet::MAX_GATES)
+        .await?
+    {
+        return Err(Refusal::conflict(format!(
+            "token `{}` reports {} gates already (machines and logins): one more is refused",
+            token.name,
+            fleet::MAX_GATES
+        )));
+    }
     let fleet = &service.settings.fleet;
     let now = super::db::now();
     Ok(Json(Reported {

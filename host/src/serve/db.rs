@@ -1116,9 +1116,23 @@ impl Db {
 
     // ---- the fleet ----
 
-    /// Keeps `report` as the last of its gate (`gate`'s token, its machine and developer).
-    pub async fn report_gate(&self, gate: &Token, report: &GateReport) -> Result<()> {
+    /// Keeps `report` as the last of its gate (`gate`'s token, its machine and developer);
+    /// false, and nothing kept, when it would be a new gate of a token that has `most` already.
+    pub async fn report_gate(&self, gate: &Token, report: &GateReport, most: i64) -> Result<bool> {
         let now = now();
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS n, SUM(CASE WHEN machine = $2 AND developer = $3 THEN 1 ELSE 0 END) AS known \
+             FROM gates WHERE token_id = $1",
+        )
+        .bind(&gate.id)
+        .bind(&report.machine)
+        .bind(&report.developer)
+        .fetch_one(&self.pool)
+        .await?;
+        let (gates, known): (i64, Option<i64>) = (row.try_get("n")?, row.try_get("known")?);
+        if gates >= most && known.unwrap_or(0) == 0 {
+            return Ok(false);
+        }
         sqlx::query(
             "INSERT INTO gates (token_id, machine, developer, body, first_ms, last_ms) \
              VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (token_id, machine, developer) \
@@ -1131,7 +1145,7 @@ impl Db {
         .bind(now)
         .execute(&self.pool)
         .await?;
-        Ok(())
+        Ok(true)
     }
 
     /// Every gate of a live token: its token's name and team, its last report, when it

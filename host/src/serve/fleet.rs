@@ -15,6 +15,10 @@ use crate::service::fleet::{self, GateReport};
 /// How long a gate may be silent before the fleet view flags it, when nothing says otherwise.
 pub const SILENT_AFTER: Duration = Duration::from_secs(24 * 3600);
 
+/// The most gates (machine and login) one token reports: a token shared by a team's CI
+/// runners is many, but a gate cannot fill the database with made-up machines.
+pub const MAX_GATES: i64 = 256;
+
 /// What the service holds gates to.
 #[derive(Debug, Clone)]
 pub struct Fleet {

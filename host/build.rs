@@ -51,7 +51,11 @@ fn main() {
     // A position-dependent executable: a hook is a process per tool call, and a PIE of this
     // size spends half its start applying ~70,000 relocations to pages it then owns dirty
     // (BENCHMARKS.md, section 9). The libraries it loads keep their randomised addresses.
-    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+    // Not on musl: there rustc links a static PIE with musl's own start-up code for one, which
+    // crashes in a position-dependent executable; `-C relocation-model=static` gives a musl
+    // build the same start (scripts/release.sh).
+    let target = |key: &str, value: &str| std::env::var(key).as_deref() == Ok(value);
+    if target("CARGO_CFG_TARGET_OS", "linux") && !target("CARGO_CFG_TARGET_ENV", "musl") {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
 
@@ -179,14 +183,25 @@ fn vendored_sources(repository: &Path, out_dir: &Path) {
     std::fs::write(out_dir.join("vendored.rs"), table).unwrap();
 }
 
-/// The engine the binary will run (with its instance pool), when it runs where it is built;
-/// otherwise (cross-compiling, or the pool refused here) nothing is compiled ahead and the
-/// binary compiles the built-ins in memory at start.
+/// The engine the binary will run (with its instance pool), when it runs where it is built or
+/// on the same architecture and system with another C library (a static musl build: then for
+/// the architecture's baseline, so that a release runs on any CPU of it, not only on ones like
+/// the build machine's); otherwise (cross-compiling, or the pool refused here) nothing is
+/// compiled ahead and the binary compiles the built-ins in memory at each start.
 fn native_engine() -> Option<wasmtime::Engine> {
-    if std::env::var("TARGET").ok() != std::env::var("HOST").ok() {
-        return None;
+    let (target, host) = (std::env::var("TARGET").ok()?, std::env::var("HOST").ok()?);
+    let mut config = engine::config(engine::Instances::Pooled);
+    if target != host {
+        fn machine(triple: &str) -> (Option<&str>, Option<&str>) {
+            let mut parts = triple.split('-');
+            (parts.next(), parts.nth(1))
+        }
+        if machine(&target) != machine(&host) {
+            return None;
+        }
+        config.target(&target).ok()?;
     }
-    wasmtime::Engine::new(&engine::config(engine::Instances::Pooled))
+    wasmtime::Engine::new(&config)
         .inspect_err(|e| {
             println!(
                 "cargo:warning=the built-in plugins are not compiled ahead ({e:#}): the binary \

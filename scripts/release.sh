@@ -44,7 +44,10 @@ if [ -z "$binary" ]; then
       || fail "apt-get install musl-tools"
   fi
   rustup target add "$target" >/dev/null || fail "rustup target add $target"
-  cargo build --release --locked --target "$target" -p acp-gate || fail "cargo build --release --target $target"
+  # Position-dependent, as the glibc build is (host/build.rs): a hook is a process per tool
+  # call, and a static PIE of this size spends much of its start relocating itself.
+  RUSTFLAGS="${RUSTFLAGS:-} -C relocation-model=static" \
+    cargo build --release --locked --target "$target" -p acp-gate || fail "cargo build --release --target $target"
   binary=target/$target/release/acp-gate
 fi
 [ -x "$binary" ] || fail "$binary: not an executable"

@@ -200,6 +200,22 @@ fn native_engine() -> Option<wasmtime::Engine> {
             return None;
         }
         config.target(&target).ok()?;
+        if target.starts_with("x86_64-") {
+            // x86-64-v2 (every x86-64 CPU since 2009): what cranelift needs for WebAssembly's
+            // SIMD, which the engine enables where it runs.
+            for flag in [
+                "has_cmpxchg16b",
+                "has_sse3",
+                "has_ssse3",
+                "has_sse41",
+                "has_sse42",
+                "has_popcnt",
+            ] {
+                // SAFETY: a flag the CPUs it runs on lack fails wasmtime's check when the
+                // binary loads the code, which then compiles it again: never wrong code.
+                unsafe { config.cranelift_flag_enable(flag) };
+            }
+        }
     }
     wasmtime::Engine::new(&config)
         .inspect_err(|e| {

@@ -14,7 +14,8 @@ use crate::audit::AuditLog;
 use crate::exit;
 use crate::replay;
 use crate::review::{self, Counts};
-use crate::service::escalator::{Escalator, Origin};
+use crate::service::escalator::Escalator;
+use crate::service::origin::Origin;
 use crate::state::{self, Escalations};
 use crate::style::Style;
 

@@ -18,8 +18,9 @@ use crate::config::{PluginRef, Tier};
 use crate::exit;
 use crate::hook::resident;
 use crate::hook::status::{self, AgentStatus, HookStatus};
-use crate::service::escalator::{Escalator, Origin};
+use crate::service::escalator::Escalator;
 use crate::service::fleet::{GateReport, Reported};
+use crate::service::origin::Origin;
 use crate::style::Style;
 
 /// The options of the commands that decide: the policy's, and the gates' escalation options to

@@ -13,7 +13,8 @@ use crate::acp::proxy::IN_A_CHAIN;
 use crate::args::{EscalationArgs, OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
 use crate::exit;
-use crate::service::escalator::{Escalator, Origin};
+use crate::service::escalator::Escalator;
+use crate::service::origin::Origin;
 use crate::service::ship::{Shipping, shippers};
 
 #[derive(Args, Debug)]

@@ -19,7 +19,8 @@ use crate::args::{EscalationArgs, OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
 use crate::exit;
 use crate::request::SessionContext;
-use crate::service::escalator::{Escalator, Origin};
+use crate::service::escalator::Escalator;
+use crate::service::origin::Origin;
 use crate::service::ship::{Shipping, shippers};
 use crate::state::{self, Escalations, Sessions};
 

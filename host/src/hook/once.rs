@@ -19,7 +19,8 @@ use crate::audit::AuditLog;
 use crate::record::ResolvedBy;
 use crate::request::hook::{Agent, HookCall, HookEvent};
 use crate::request::{SessionContext, ToolRequest};
-use crate::service::escalator::{Escalator, Origin};
+use crate::service::escalator::Escalator;
+use crate::service::origin::Origin;
 use crate::state::{self, Escalations, Sessions};
 
 /// The most of a hook payload read: a tool call's input, file contents included.

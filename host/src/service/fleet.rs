@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::escalator::Origin;
+use super::origin::Origin;
 use crate::chain::Chain;
 use crate::config::Tier;
 use crate::digest::sha256_hex;

@@ -4,6 +4,7 @@
 //! (`crate::serve`) reads and writes these same types: the wire format lives here, once.
 //!
 //! - [`escalator`]: a gate's settings for the service (from flags and the org file);
+//! - [`origin`]: who and where a gate runs;
 //! - [`git`]: the workspace's git state an escalation carries, read in bounded time;
 //! - [`client`]: the HTTP client a gate uses (submit, wait, fetch a grant, ship audit);
 //! - [`redact`]: what leaves the machine: file contents as a digest and an excerpt, secrets
@@ -16,6 +17,7 @@ pub mod client;
 pub mod escalator;
 pub mod fleet;
 pub mod git;
+pub mod origin;
 pub mod otlp;
 pub mod redact;
 pub mod ship;

@@ -19,7 +19,7 @@ use crate::exit;
 use crate::hook::resident;
 use crate::hook::status::{self, AgentStatus, HookStatus};
 use crate::service::escalator::Escalator;
-use crate::service::fleet::{GateReport, Reported};
+use crate::service::fleet::{AgentGate, GateReport, Reported};
 use crate::service::origin::Origin;
 use crate::style::Style;
 
@@ -103,6 +103,7 @@ async fn service(
         .or_else(|| args.service_key.clone()),
         ..ServiceStatus::default()
     };
+    let agents = agents.iter().map(AgentGate::from).collect();
     let report = GateReport::new(&origin, "doctor", chain, agents);
     let escalator = match Escalator::configure(args, org, origin) {
         Ok(Some(escalator)) => escalator,

@@ -15,6 +15,7 @@ use crate::hook::install::{self, Action, Scope};
 use crate::hook::once::{self, Decider, MAX_PAYLOAD};
 use crate::hook::resident;
 use crate::hook::serve::{self, Listen};
+use crate::hook::status::reported;
 use crate::request::hook::Agent;
 use crate::service::ship::{Shipping, shippers};
 use crate::style::Style;
@@ -257,8 +258,14 @@ async fn serve(args: ServeArgs) -> Result<u8> {
     // One hook server answers every agent's hooks.
     let decider = Decider::load(None, &options, None, &args.escalation).await?;
     let audit = decider.gate.audit_path();
-    let service = (decider.escalator.as_ref())
-        .map(|e| e.gate_shipper(audit, decider.gate.chain(), "hook serve"));
+    let service = (decider.escalator.as_ref()).map(|e| {
+        e.gate_shipper(
+            audit,
+            decider.gate.chain(),
+            "hook serve",
+            reported(&options.workspace),
+        )
+    });
     let shipping = Shipping::start_all(shippers(audit, service)?);
     let listen = match args.socket {
         Some(path) => Listen::Unix(path),

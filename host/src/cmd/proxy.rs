@@ -13,6 +13,7 @@ use crate::acp::proxy::IN_A_CHAIN;
 use crate::args::{EscalationArgs, OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
 use crate::exit;
+use crate::hook::status::reported;
 use crate::service::escalator::Escalator;
 use crate::service::origin::Origin;
 use crate::service::ship::{Shipping, shippers};
@@ -54,7 +55,14 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8> {
     let gate = Gate::new(chain, audit, output);
     let shipping = Shipping::start_all(shippers(
         &audit_path,
-        (escalator.as_ref()).map(|e| e.gate_shipper(&audit_path, gate.chain(), "proxy")),
+        (escalator.as_ref()).map(|e| {
+            e.gate_shipper(
+                &audit_path,
+                gate.chain(),
+                "proxy",
+                reported(&options.workspace),
+            )
+        }),
     )?);
     let code = crate::acp::proxy::serve(gate, escalator, options.workspace, &args.agent).await;
     for error in Shipping::finish_all(shipping).await {

@@ -18,6 +18,7 @@ use crate::acp::session::{self, Prompts, SessionSpec};
 use crate::args::{EscalationArgs, OutputFormat, PolicyArgs};
 use crate::audit::AuditLog;
 use crate::exit;
+use crate::hook::status::reported;
 use crate::request::SessionContext;
 use crate::service::escalator::Escalator;
 use crate::service::origin::Origin;
@@ -204,7 +205,14 @@ pub(super) async fn start(
     }
     let shipping = Shipping::start_all(shippers(
         &audit_path,
-        (escalator.as_ref()).map(|e| e.gate_shipper(&audit_path, gate.chain(), "run")),
+        (escalator.as_ref()).map(|e| {
+            e.gate_shipper(
+                &audit_path,
+                gate.chain(),
+                "run",
+                reported(&setup.load.workspace),
+            )
+        }),
     )?);
     let client = Arc::new(Client::new(gate, ctx, prompter).escalating(escalator));
     let code = session::run_session(

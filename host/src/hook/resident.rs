@@ -33,6 +33,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
 use super::once::{self, Decider, MAX_PAYLOAD, Received, Transport};
 use super::reply::HookReply;
+use super::status::reported;
 use crate::LoadOptions;
 use crate::acp::output;
 use crate::args::{EscalationArgs, PolicyArgs};
@@ -609,8 +610,14 @@ impl Server {
         let ((decider, notices), stamps) = crate::stamps::recording(output::captured(load)).await;
         let decider = decider?;
         let audit = decider.gate.audit_path();
-        let service = (decider.escalator.as_ref())
-            .map(|e| e.gate_shipper(audit, decider.gate.chain(), "hook server"));
+        let service = (decider.escalator.as_ref()).map(|e| {
+            e.gate_shipper(
+                audit,
+                decider.gate.chain(),
+                "hook server",
+                reported(&options.workspace),
+            )
+        });
         for shipper in shippers(audit, service)? {
             lock(&self.shipping)
                 .entry(shipper.cursor_path())

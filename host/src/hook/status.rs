@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::install::{self, CODEX_EVENTS};
 use crate::request::hook::Agent;
+use crate::service::fleet::AgentGate;
 
 /// One agent: whether it is on this machine, and acp-gate's hook in each of its settings.
 #[derive(Debug, Serialize)]
@@ -117,6 +118,35 @@ struct Entry {
 pub fn this_program() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("cannot tell where this acp-gate is")?;
     Ok(std::fs::canonicalize(&exe).unwrap_or(exe))
+}
+
+/// Every agent as a gate reports it to the review service's fleet view; settings that cannot
+/// be read are reported as an ungated agent that says why.
+pub fn reported(workspace: &Path) -> Vec<AgentGate> {
+    match this_program().and_then(|this| all_agents(&this, workspace)) {
+        Ok(agents) => agents.iter().map(AgentGate::from).collect(),
+        Err(error) => vec![AgentGate {
+            agent: "?".to_owned(),
+            title: "the agents' settings".to_owned(),
+            found: true,
+            gated: false,
+            problems: vec![format!("{error:#}")],
+        }],
+    }
+}
+
+impl From<&AgentStatus> for AgentGate {
+    fn from(agent: &AgentStatus) -> AgentGate {
+        AgentGate {
+            agent: agent.agent.to_owned(),
+            title: agent.title.to_owned(),
+            found: agent.found.is_some(),
+            gated: agent.gated,
+            problems: (agent.hooks.iter())
+                .flat_map(|hook| hook.problems.iter().cloned())
+                .collect(),
+        }
+    }
 }
 
 /// [`agent_status`] of every agent acp-gate knows.

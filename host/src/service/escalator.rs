@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::client::ServiceClient;
-use super::fleet::GateReport;
+use super::fleet::{AgentGate, GateReport};
 use super::origin::Origin;
 use super::redact::Redaction;
 use super::ship::{Destination, Shipper};
@@ -161,10 +161,16 @@ impl Escalator {
         )
     }
 
-    /// The shipper of a gate that runs `chain` (`via`: `run`, `proxy`…), which also reports
-    /// the gate to the service's fleet view while it ships.
-    pub fn gate_shipper(&self, log: &Path, chain: &Chain, via: &str) -> Shipper {
+    /// The shipper of a gate that runs `chain` (`via`: `run`, `proxy`…) on a machine with
+    /// `agents`, which also reports the gate to the service's fleet view while it ships.
+    pub fn gate_shipper(
+        &self,
+        log: &Path,
+        chain: &Chain,
+        via: &str,
+        agents: Vec<AgentGate>,
+    ) -> Shipper {
         self.shipper(log)
-            .reporting(GateReport::here(&self.origin, via, chain))
+            .reporting(GateReport::new(&self.origin, via, chain, agents))
     }
 }

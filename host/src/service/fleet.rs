@@ -13,7 +13,6 @@ use super::origin::Origin;
 use crate::chain::Chain;
 use crate::config::Tier;
 use crate::digest::sha256_hex;
-use crate::hook::status::{self, AgentStatus};
 
 /// How often a running gate reports: a service calls a gate silent only after longer than
 /// this.
@@ -81,9 +80,9 @@ pub struct Reported {
 }
 
 impl GateReport {
-    /// The report of a gate here running `chain` for `origin`, the agents' state as `doctor`
-    /// reads it (`agents`).
-    pub fn new(origin: &Origin, via: &str, chain: &Chain, agents: &[AgentStatus]) -> GateReport {
+    /// The report of a gate here running `chain` for `origin`, with the agents' state as
+    /// `doctor` reads it (`hook::status::reported`).
+    pub fn new(origin: &Origin, via: &str, chain: &Chain, agents: Vec<AgentGate>) -> GateReport {
         let mut sources = chain.sources.clone();
         // The built-in chain beneath the files is a layer too, though no file names it.
         let builtin = chain.handlers().any(|(spec, _)| spec.tier == Tier::Builtin);
@@ -109,27 +108,7 @@ impl GateReport {
             policy,
             layers,
             chain_loads: chain.load_failures().next().is_none(),
-            agents: agents.iter().map(AgentGate::from).collect(),
-        }
-    }
-
-    /// [`GateReport::new`] with the agents read now (when their settings cannot be read, the
-    /// report says so as an ungated agent).
-    pub fn here(origin: &Origin, via: &str, chain: &Chain) -> GateReport {
-        let agents =
-            status::this_program().and_then(|this| status::all_agents(&this, &origin.workspace));
-        match agents {
-            Ok(agents) => GateReport::new(origin, via, chain, &agents),
-            Err(error) => GateReport {
-                agents: vec![AgentGate {
-                    agent: "?".to_owned(),
-                    title: "the agents' settings".to_owned(),
-                    found: true,
-                    gated: false,
-                    problems: vec![format!("{error:#}")],
-                }],
-                ..GateReport::new(origin, via, chain, &[])
-            },
+            agents,
         }
     }
 }
@@ -141,18 +120,4 @@ fn layer_digest(tier: Tier, file: &Path) -> Option<String> {
         _ => std::fs::read(file).ok()?,
     };
     Some(format!("sha256:{}", sha256_hex(&bytes)))
-}
-
-impl From<&AgentStatus> for AgentGate {
-    fn from(agent: &AgentStatus) -> AgentGate {
-        AgentGate {
-            agent: agent.agent.to_owned(),
-            title: agent.title.to_owned(),
-            found: agent.found.is_some(),
-            gated: agent.gated,
-            problems: (agent.hooks.iter())
-                .flat_map(|hook| hook.problems.iter().cloned())
-                .collect(),
-        }
-    }
 }

@@ -331,15 +331,19 @@ impl<'a> Walker<'a> {
         self.group_redirects(start, &cwd, redirects.as_ref().map(|r| r.0.as_slice()), ctx);
     }
 
-    /// Walks a loop's body: run again after a `cd` in it, none of its commands has a directory
-    /// known statically.
-    fn body(&mut self, list: &ast::CompoundList, ctx: &Ctx) {
+    /// Walks a loop (its condition and its body, `lists`): run again after a `cd` in any part
+    /// of it, none of its commands has a directory known statically, nor has what follows the
+    /// loop (it ran any number of times).
+    fn body(&mut self, lists: &[&ast::CompoundList], ctx: &Ctx) {
         let (start, before) = (self.out.len(), self.cds);
-        self.compound_list(list, ctx);
+        for list in lists {
+            self.compound_list(list, ctx);
+        }
         if self.cds != before {
             for command in &mut self.out[start..] {
                 command.cwd.clear();
             }
+            self.cwd.clear();
         }
     }
 
@@ -436,7 +440,7 @@ impl<'a> Walker<'a> {
                 {
                     self.arithmetic(&e.value, ctx);
                 }
-                self.body(&f.body.list, ctx);
+                self.body(&[&f.body.list], ctx);
             }
             C::BraceGroup(b) => self.compound_list(&b.list, ctx),
             C::Subshell(s) => self.in_child(|x| x.compound_list(&s.list, ctx)),
@@ -453,7 +457,7 @@ impl<'a> Walker<'a> {
                 };
                 let had = bound.is_some();
                 self.bound.extend(bound);
-                self.body(&f.body.list, ctx);
+                self.body(&[&f.body.list], ctx);
                 if had {
                     self.bound.pop();
                 }
@@ -485,8 +489,7 @@ impl<'a> Walker<'a> {
                 }
             }
             C::WhileClause(w) | C::UntilClause(w) => {
-                self.body(&w.0, ctx);
-                self.body(&w.1.list, ctx);
+                self.body(&[&w.0, &w.1.list], ctx);
             }
             C::Coprocess(c) => self.command(
                 &c.body,
@@ -1166,6 +1169,10 @@ mod tests {
         assert_eq!(cwds("f() { c; }; cd /t; f"), ["", "/t", "/t"]);
         assert_eq!(cwds("( cd d; b ); c"), ["/w/d", "/w/d", "/w"]);
         assert_eq!(cwds("for x in a b; do cd d; b; done"), ["", ""]);
+        // A loop's condition runs again after a `cd` in its body; what follows the loop runs
+        // where the last iteration left it.
+        assert_eq!(cwds("while a; do cd d; b; done; c"), ["", "", "", ""]);
+        assert_eq!(cwds("until a; do b; done; c"), ["/w", "/w", "/w"]);
         assert_eq!(cwds("case x in a) cd d;; *) b;; esac"), ["/w/d", "/w"]);
         let reading = read_shell("{ cd d && b; } > f", "/home/u", "/w");
         assert_eq!(reading.commands[1].writes[0].text, "/w/f");

@@ -1240,34 +1240,7 @@ fn every_page_draws_in_every_state_in_the_browser_and_a_reviewer_allows_a_waitin
         "not the org's published",
         "Codex is not gated",
         "silent for 3 days",
-    ] {
-        assert!(flags.contains(flag), "no {flag}: {seen}");
-    }
-    assert!(
-        fleet["totals"]
-            .as_str()
-            .unwrap()
-            .starts_with("4 gates 2 on another policy 1 with an agent ungated 1 silent"),
-        "{seen}"
-    );
-    let fleet = &seen["fleet"];
-    // The three that reported, and the waiting run's gate (on no org file: flagged too).
-    let gates: Vec<&str> = (fleet["gates"].as_array().unwrap().iter())
-        .map(|g| g.as_str().unwrap())
-        .collect();
-    let reported = ["dave@desktop", "erin@build⟨U+200B⟩box", "alice@laptop"];
-    assert_eq!(gates.len(), 4, "{seen}");
-    assert_eq!(
-        (gates.iter().filter(|g| reported.contains(g))).collect::<Vec<_>>(),
-        reported.iter().collect::<Vec<_>>(),
-        "flagged first, then the latest: {seen}"
-    );
-    assert_eq!(gates[3], "alice@laptop", "{seen}");
-    let flags = fleet["flags"].to_string();
-    for flag in [
-        "not the org's published",
-        "Codex is not gated",
-        "silent for 3 days",
+        "runs no org policy",
     ] {
         assert!(flags.contains(flag), "no {flag}: {seen}");
     }

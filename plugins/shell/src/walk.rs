@@ -263,7 +263,11 @@ impl<'a> Walker<'a> {
                 captured: ctx.captured || k < last,
                 ..ctx.clone()
             };
-            if pipeline.seq.len() > 1 {
+            if let Some(timed) = (k == 0).then(|| time_keyword(command)).flatten() {
+                // bash's `time` keyword where the parser read a command named `time`: what
+                // it times is read as bash reads it (assignments stay assignments).
+                self.script(&timed, &stage);
+            } else if pipeline.seq.len() > 1 {
                 self.in_child(|x| x.command(command, &stage));
             } else {
                 self.command(command, &stage);
@@ -1112,6 +1116,28 @@ fn runs_in_subscript(expr: &str) -> bool {
         .any(|inside| inside.contains('$') || inside.contains('`'))
 }
 
+/// The pipeline `command` times, as text, when it is a simple command whose unquoted first word
+/// is `time`: bash reads `time` as its keyword at the start of a pipeline, after `!` and after
+/// another `time` (`! time A=1 cmd`), where the parser reads a program named `time` (whose
+/// `A=1` would be an argument, brace-expanded). After a `|` it is the program.
+fn time_keyword(command: &ast::Command) -> Option<String> {
+    let ast::Command::Simple(simple) = command else {
+        return None;
+    };
+    if simple.prefix.is_some() || simple.word_or_name.as_ref()?.value != "time" {
+        return None;
+    }
+    let items = simple.suffix.as_ref().map_or(&[][..], |s| &s.0[..]);
+    let options = items
+        .iter()
+        .take_while(|item| {
+            matches!(item, ast::CommandPrefixOrSuffixItem::Word(w) if w.value == "-p" || w.value == "--")
+        })
+        .count();
+    let rest: Vec<String> = items[options..].iter().map(ToString::to_string).collect();
+    Some(rest.join(" "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1176,5 +1202,26 @@ mod tests {
         assert_eq!(cwds("case x in a) cd d;; *) b;; esac"), ["/w/d", "/w"]);
         let reading = read_shell("{ cd d && b; } > f", "/home/u", "/w");
         assert_eq!(reading.commands[1].writes[0].text, "/w/f");
+    }
+
+    #[test]
+    fn time_after_a_bang_is_the_keyword_and_an_alias_is_a_definition() {
+        // Found by the differential test against bash: after `!`, `time` is bash's keyword,
+        // so `C=x{1,2}` is an assignment for `p`, not a brace-expanded argument of `time`.
+        let reading = read_shell("! time -p C=x{1,2} p a > o", "/h", "/w");
+        let [p] = &reading.commands[..] else {
+            panic!("{reading:?}")
+        };
+        assert_eq!((p.name.as_str(), p.env[0].1.text.as_str()), ("p", "x{1,2}"));
+        assert_eq!(p.writes.len(), 1, "the redirection stays");
+        // After a pipe it is the program `time`.
+        assert_eq!(names("a | time b"), ["a", "time", "b"]);
+        // `sh` expands aliases: a later line's `x` runs `p b`, so the reading says it
+        // cannot see every command.
+        let reading = read_shell("sh -c 'alias x=\"p b\"\nx a'", "/h", "/w");
+        assert!(
+            reading.notes.iter().any(|n| n.kind == NoteKind::Defines),
+            "{reading:?}"
+        );
     }
 }

@@ -449,7 +449,15 @@ pub(crate) fn plan(inv: Command) -> Plan {
             let mut steps = Vec::new();
             for a in code {
                 let value = match a.text.split_once('=') {
-                    Some((_, value)) if inv.name == "alias" => value,
+                    Some((name, value)) if inv.name == "alias" => {
+                        // When a shell expands aliases (POSIX mode, `sh`, interactive), a
+                        // later line's `name` runs `value` followed by that line's words.
+                        steps.push(Step::Note(
+                            NoteKind::Defines,
+                            format!("defines an alias `{name}`, which changes what that name runs"),
+                        ));
+                        value
+                    }
                     _ if inv.name == "alias" => continue,
                     _ => a.text.as_str(),
                 };

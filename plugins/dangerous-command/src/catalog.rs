@@ -127,7 +127,7 @@ pub const RULES: &[(&str, &str)] = &[
     ),
     (
         "outside-write",
-        "ask: an option of a known program writes a file outside the workspace",
+        "deny: a command writes, deletes or moves a file outside the workspace (as the path validator denies a tool's)",
     ),
     (
         "env-code-injection",

@@ -415,7 +415,7 @@ fn what_cannot_be_resolved_is_never_allowed() {
             "rm${IFS}-rf${IFS}/",
             "l\u{200b}s",
             "ls \u{202e}fdp.exe",
-            "rm \u{2014}rf /tmp/x",
+            "rm \u{2014}rf build",
             "\u{0440}m -rf /",
             "ls\u{00a0}-la",
             "find . -delete",
@@ -1132,7 +1132,7 @@ fn each_effect_on_a_path_is_one_reason() {
             "shred -u ~/.aws/credentials",
             "deletes or overwrites the sensitive path",
         ),
-        ("mv .env /tmp/x", "moves away the sensitive path"),
+        ("mv .env notes/x", "moves away the sensitive path"),
         ("rm -rf ~", "recursive delete of the home directory"),
     ] {
         let Verdict::Deny(reason) = verdict(command) else {

@@ -387,9 +387,11 @@ impl Judge<'_, '_, '_> {
             .iter()
             .any(|w| is_same_or_ancestor(w, dir))
             && real.as_ref().is_none_or(|r| self.cx.real_inside(r));
+        // Outside the workspace a write, delete or move is denied, as the path validator
+        // denies a tool's (one action, one decision: `rm -rf ~/Documents` is a delete tool's).
         if !inside && access == Value::Write {
             self.findings().push_about(
-                Level::Ask,
+                Level::Deny,
                 "outside-write",
                 format!("{how} `{text}`, outside the workspace"),
                 &abs,

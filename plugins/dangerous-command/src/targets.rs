@@ -5,7 +5,7 @@ use acp_gate_plugin::sensitive::{PathGlob, PathSegments, is_env_template, strip_
 use acp_gate_shell::paths::is_same_or_ancestor;
 use acp_gate_shell::{Arg, Command as Invocation};
 
-use crate::context::Context;
+use crate::context::{Context, Real};
 use crate::judgement::{Effect, Findings, Level};
 
 /// A file `f`'s command writes, moves or deletes (`how` says how): a network device is a remote
@@ -28,10 +28,43 @@ pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str, eff
     if write_at(f, cx, &abs, folded, &format!("`{text}`"), how, effect) == Some(Level::Deny) {
         return;
     }
-    if let Some(real) = real.filter(|r| r.linked) {
+    let real = real.filter(|r| r.linked);
+    if let Some(real) = &real {
         let shown = format!("`{}` (through the link `{text}`)", real.path);
-        write_at(f, cx, &real.path, real.folded, &shown, how, effect);
+        if write_at(f, cx, &real.path, real.folded, &shown, how, effect) == Some(Level::Deny) {
+            return;
+        }
     }
+    // Where the command runs is known: the place itself is judged.
+    if let Some(abs) = cx.absolute(f.inv, text)
+        && !inside(cx, &abs, real.as_ref())
+    {
+        outside_write(f, text, &abs, how, effect);
+    }
+}
+
+/// Whether `dir` (absolute; `real`: where its links lead, if anywhere) is in a workspace root,
+/// through its links too.
+pub fn inside(cx: &Context, dir: &str, real: Option<&Real>) -> bool {
+    cx.workspaces.iter().any(|w| is_same_or_ancestor(w, dir))
+        && real.is_none_or(|r| cx.real_inside(r))
+}
+
+/// A write, delete or move of `text` (at `abs`, outside every workspace root) is denied, as the
+/// path validator denies a tool's there: the one rule for where a command may change files, so
+/// that `rm -rf ~/Documents` is decided as a delete tool's call on it. Devices are judged as
+/// devices ([`write_target`]).
+pub fn outside_write(f: &mut Findings, text: &str, abs: &str, how: &str, effect: Effect) {
+    if abs.starts_with("/dev/") {
+        return;
+    }
+    f.push_about(
+        Level::Deny,
+        "outside-write",
+        format!("{how} `{text}`, outside the workspace"),
+        abs,
+        effect,
+    );
 }
 
 /// Judges a write of the absolute `abs` (`shown` as the reason names it); the level of what it

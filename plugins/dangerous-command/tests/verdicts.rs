@@ -1212,3 +1212,28 @@ fn downloads_kept_in_variables_are_still_downloads() {
         Level::Deny,
     );
 }
+
+#[test]
+fn every_write_outside_the_workspace_is_denied_as_a_tool_write_there_is() {
+    // One rule for where a command may change files, whichever part of the checker knows the
+    // program: redirections, file programs, options that name an output, deletes.
+    expect(
+        &[
+            "echo x > ~/notes.txt",
+            "rm -rf ~/Documents",
+            "mv src ~/old",
+            "dd if=a of=~/x",
+            "truncate -s 0 ~/notes.txt",
+            "rsync -a src/ ~/backup/",
+            "sed -i s/a/b/ ~/notes.txt",
+            "cargo build --target-dir /tmp/t",
+            "cd .. && touch x",
+            "ls | xargs -I{} cp {} /tmp/",
+        ],
+        Level::Deny,
+    );
+    // Devices are judged as devices; a place that is not known is not known to be outside
+    // (nor safe: the checker has no opinion, and the chain's default asks).
+    expect(&["tee /dev/null < a", "echo x > /dev/stderr"], Level::Allow);
+    expect(&["cd \"$D\" && touch x"], Level::Abstain);
+}

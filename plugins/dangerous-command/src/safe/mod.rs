@@ -41,7 +41,9 @@ use acp_gate_shell::{Arg, Command as Invocation, Runs};
 use crate::config::{matches_prefix, pattern_words};
 use crate::context::Context;
 use crate::judgement::{Effect, Finding, Findings, Level};
-use crate::targets::{holds_secrets, other_users_home, read_target, write_target};
+use crate::targets::{
+    holds_secrets, inside, other_users_home, outside_write, read_target, write_target,
+};
 
 /// A program the checker allows, described by what it takes.
 pub struct Program {
@@ -381,22 +383,9 @@ impl Judge<'_, '_, '_> {
             Some(at) if a.glob => &abs[..abs[..at].rfind('/').unwrap_or(0)],
             _ => abs.as_str(),
         };
-        let inside = self
-            .cx
-            .workspaces
-            .iter()
-            .any(|w| is_same_or_ancestor(w, dir))
-            && real.as_ref().is_none_or(|r| self.cx.real_inside(r));
-        // Outside the workspace a write, delete or move is denied, as the path validator
-        // denies a tool's (one action, one decision: `rm -rf ~/Documents` is a delete tool's).
+        let inside = inside(self.cx, dir, real.as_ref());
         if !inside && access == Value::Write {
-            self.findings().push_about(
-                Level::Deny,
-                "outside-write",
-                format!("{how} `{text}`, outside the workspace"),
-                &abs,
-                effect,
-            );
+            outside_write(&mut self.findings(), text, &abs, how, effect);
         }
         inside
     }

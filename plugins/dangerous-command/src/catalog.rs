@@ -136,7 +136,11 @@ pub const RULES: &[(&str, &str)] = &[
     ("rg-pre", "ask: rg --pre runs a program on every file"),
     (
         "fetched-code",
-        "ask: npx, uvx, pipx run, pnpm/yarn dlx, uv run --with, go run PKG@V fetch a package the workspace does not pin and run it",
+        "ask: npx, uvx, pipx run, pnpm/yarn dlx, uv run --with, go run PKG@V fetch a package the workspace does not pin and run it (npx of a program the workspace installed in node_modules/.bin runs that one)",
+    ),
+    (
+        "package-install",
+        "ask: npm/pnpm/yarn/bun install, pip install, uv add, poetry add, cargo install, go install, bundle install, gem install, composer require, dotnet add package fetch packages and may run code they ship",
     ),
     ("system-power", "deny: shutdown, reboot, halt, kill -1"),
     (

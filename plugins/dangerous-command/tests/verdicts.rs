@@ -77,15 +77,36 @@ fn ordinary_development_is_allowed() {
 
 #[test]
 fn unknown_commands_abstain() {
-    expect(
-        &[
-            "cargo install ripgrep",
-            "npm install",
-            "git push origin main",
-            "docker build .",
-        ],
-        Level::Abstain,
-    );
+    expect(&["git push origin main", "docker build ."], Level::Abstain);
+}
+
+#[test]
+fn what_fetches_code_not_pinned_in_the_workspace_is_asked_and_says_so() {
+    for command in [
+        "cargo install ripgrep",
+        "npm install",
+        "npm i -D vitest",
+        "pip install requests",
+        "python3 -m pip install -e .",
+        "uv add httpx",
+        "poetry add rich",
+        "go install golang.org/x/tools/gopls@latest",
+        "bundle install",
+        "gem install rails",
+        "composer require monolog/monolog",
+        "dotnet add package Serilog",
+    ] {
+        let Verdict::Ask(reason) = verdict(command) else {
+            panic!("{command}: {:?}", verdict(command))
+        };
+        assert!(reason.contains("[package-install]"), "{command}: {reason}");
+    }
+    for command in ["npx cowsay hi", "npx eslint@8 src", "uvx ruff check"] {
+        let Verdict::Ask(reason) = verdict(command) else {
+            panic!("{command}: {:?}", verdict(command))
+        };
+        assert!(reason.contains("[fetched-code]"), "{command}: {reason}");
+    }
 }
 
 #[test]

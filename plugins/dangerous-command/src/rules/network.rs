@@ -77,17 +77,19 @@ fn percent_decode(text: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// The rules of this family for one command.
 /// A package runner that fetches a package the workspace does not pin and runs it: `npx`,
 /// `npm exec`, `pnpm dlx`, `yarn dlx`, `bunx`, `uvx`, `uv tool run`, `uv run --with`, `pipx
 /// run`, `go run PKG@VERSION`. (A runner of the workspace's own environment, `uv run`, `poetry
-/// run`, `bundle exec`, runs what it declares.)
-fn fetched_code(f: &mut Findings) {
+/// run`, `bundle exec`, runs what it declares; so does `npx NAME` where the workspace has
+/// installed `node_modules/.bin/NAME`, which npx runs before fetching anything.) A package
+/// installer fetches packages and may run code they ship: asked, saying so.
+fn fetched_code(f: &mut Findings, cx: &Context) {
     let own = f.inv.own_args();
     let word = |k: usize| own.get(k).map_or("", |a| a.text.as_str());
     let fetches = match f.inv.name.as_str() {
-        "npx" | "pnpx" | "bunx" | "uvx" => true,
-        "npm" => matches!(word(0), "exec" | "x"),
+        "npx" | "bunx" => !workspace_bin(f, cx, own),
+        "pnpx" | "uvx" => true,
+        "npm" => matches!(word(0), "exec" | "x") && !workspace_bin(f, cx, &own[1..]),
         "pnpm" | "yarn" => word(0) == "dlx",
         "bun" => word(0) == "x",
         "uv" => {
@@ -109,10 +111,50 @@ fn fetched_code(f: &mut Findings) {
             "may fetch a package the workspace does not pin, and runs it",
         );
     }
+    let stem = f
+        .inv
+        .name
+        .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let installs = match stem {
+        "npm" | "pnpm" | "bun" => matches!(word(0), "install" | "i" | "add" | "ci" | "update"),
+        "yarn" => own.is_empty() || matches!(word(0), "install" | "add" | "up" | "upgrade"),
+        "pip" | "pipx" | "gem" | "conda" | "mamba" | "brew" => word(0) == "install",
+        "python" => word(0) == "-m" && word(1) == "pip" && word(2) == "install",
+        "uv" => matches!(word(0), "add" | "sync") || (word(0) == "pip" && word(1) == "install"),
+        "poetry" | "pdm" | "hatch" => matches!(word(0), "add" | "install" | "update"),
+        "cargo" | "go" => matches!(word(0), "install" | "get"),
+        "bundle" | "bundler" => own.is_empty() || matches!(word(0), "install" | "add" | "update"),
+        "composer" => matches!(word(0), "install" | "require" | "update"),
+        "dotnet" => {
+            word(0) == "add" && word(1) == "package" || word(0) == "tool" && word(1) == "install"
+        }
+        _ => false,
+    };
+    if installs {
+        f.ask(
+            "package-install",
+            "installs packages from a registry, and may run code they ship (install scripts, build hooks)",
+        );
+    }
+}
+
+/// Whether the package runner's command (`words`, the first one its name) is one the workspace
+/// installed: a plain name (no version, scope or path: those are fetched) with
+/// `node_modules/.bin/NAME` where the command runs, inside the workspace through its links.
+fn workspace_bin(f: &Findings, cx: &Context, words: &[Arg]) -> bool {
+    let Some(name) = words.first().filter(|a| !a.dynamic) else {
+        return false;
+    };
+    let name = name.text.as_str();
+    if name.is_empty() || name.starts_with(['-', '.', '@']) || name.contains(['@', '/', '\\']) {
+        return false;
+    }
+    cx.real(f.inv, &format!("node_modules/.bin/{name}"), true)
+        .is_some_and(|real| real.exists && cx.real_inside(&real))
 }
 
 pub(crate) fn check(f: &mut Findings, cx: &Context) {
-    fetched_code(f);
+    fetched_code(f, cx);
     let inv = f.inv;
     let args = inv.args();
     match inv.name.as_str() {

@@ -646,6 +646,86 @@ const GOFMT: Program = Program {
     style: Style::Single,
 };
 
+/// Formatters of other toolchains: each shows, checks or rewrites the files it is given.
+const FORMATTERS: &[Program] = &[
+    // `rustfmt` rewrites its operands unless told to check or print.
+    Program {
+        names: &["rustfmt"],
+        options: &[&[
+            ("--check", Flag),
+            ("--emit", Literal),
+            ("--backup", Flag),
+            ("--config-path", Read),
+            ("--edition", Literal),
+            ("--style-edition", Literal),
+            ("--color", Literal),
+            ("--config", Literal),
+            ("-l", Flag),
+            ("--files-with-diff", Flag),
+            ("-v", Flag),
+            ("--verbose", Flag),
+            ("-q", Flag),
+            ("--quiet", Flag),
+            ("-V", Flag),
+            ("--version", Flag),
+        ]],
+        lead: &[],
+        rest: Write,
+        style: Style::Gnu,
+    },
+    // `clang-format` prints the formatted files unless `-i`.
+    Program {
+        names: &["clang-format"],
+        options: &[&[
+            ("-i", InPlace),
+            ("-n", Flag),
+            ("-dry-run", Flag),
+            ("-Werror", Flag),
+            ("-style", Literal),
+            ("-fallback-style", Literal),
+            ("-assume-filename", Literal),
+            ("-lines", Literal),
+            ("-offset", Literal),
+            ("-length", Literal),
+            ("-sort-includes", Flag),
+            ("-verbose", Flag),
+            ("-version", Flag),
+        ]],
+        lead: &[],
+        rest: Read,
+        style: Style::Single,
+    },
+    // `shfmt` prints the formatted scripts unless `-w`.
+    Program {
+        names: &["shfmt"],
+        options: &[&[
+            ("-w", InPlace),
+            ("-write", InPlace),
+            ("-l", Flag),
+            ("-list", Flag),
+            ("-d", Flag),
+            ("-diff", Flag),
+            ("-s", Flag),
+            ("-simplify", Flag),
+            ("-i", Literal),
+            ("-indent", Literal),
+            ("-ln", Literal),
+            ("-language-dialect", Literal),
+            ("-bn", Flag),
+            ("-ci", Flag),
+            ("-sr", Flag),
+            ("-kp", Flag),
+            ("-fn", Flag),
+            ("-mn", Flag),
+            ("-p", Flag),
+            ("-version", Flag),
+        ]],
+        lead: &[],
+        rest: Read,
+        style: Style::Single,
+    },
+];
+
 /// Builds and tests; `None` for another program.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     Some(match name {
@@ -654,6 +734,6 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
         "go" => go(judge, args),
         "mvn" | "gradle" | "gradlew" | "mvnw" => jvm(args),
         "gofmt" => judge.program(args, &GOFMT),
-        _ => return None,
+        _ => judge.program(args, FORMATTERS.iter().find(|p| p.names.contains(&name))?),
     })
 }

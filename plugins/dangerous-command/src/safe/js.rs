@@ -370,6 +370,14 @@ fn run_tool(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     match name {
         "npm" | "pnpm" | "yarn" | "bun" => Some(package_manager(judge, name, args)),
+        // `npx jest`: the tool by its name (whether npx would fetch it instead is the
+        // `fetched-code` rule's to say).
+        "npx" | "bunx" => match args.split_first() {
+            Some((tool, rest)) if !tool.dynamic && !tool.text.starts_with('-') => {
+                run_tool(judge, &tool.text, rest)
+            }
+            _ => None,
+        },
         _ => run_tool(judge, name, args),
     }
 }

@@ -122,7 +122,8 @@ fn fetched_code(f: &mut Findings, cx: &Context) {
         "python" => word(0) == "-m" && word(1) == "pip" && word(2) == "install",
         "uv" => matches!(word(0), "add" | "sync") || (word(0) == "pip" && word(1) == "install"),
         "poetry" | "pdm" | "hatch" => matches!(word(0), "add" | "install" | "update"),
-        "cargo" | "go" => matches!(word(0), "install" | "get"),
+        "cargo" => word(0) == "install",
+        "go" => matches!(word(0), "install" | "get") || word(0) == "mod" && word(1) == "tidy",
         "bundle" | "bundler" => own.is_empty() || matches!(word(0), "install" | "add" | "update"),
         "composer" => matches!(word(0), "install" | "require" | "update"),
         "dotnet" => {

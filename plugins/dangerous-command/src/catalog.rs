@@ -130,6 +130,10 @@ pub const RULES: &[(&str, &str)] = &[
         "deny: a command writes, deletes or moves a file outside the workspace (as the path validator denies a tool's)",
     ),
     (
+        "outside-read",
+        "ask: a command reads or lists a file outside the workspace (as the path validator asks about a tool's)",
+    ),
+    (
         "env-code-injection",
         "deny: variables that load code (LD_PRELOAD, BASH_ENV, GIT_SSH_COMMAND, NODE_OPTIONS=--require ..); ask for LD_LIBRARY_PATH and the like",
     ),

@@ -1257,4 +1257,17 @@ fn every_write_outside_the_workspace_is_denied_as_a_tool_write_there_is() {
     // (nor safe: the checker has no opinion, and the chain's default asks).
     expect(&["tee /dev/null < a", "echo x > /dev/stderr"], Level::Allow);
     expect(&["cd \"$D\" && touch x"], Level::Abstain);
+    // A look outside is asked, as a tool's is, and says where.
+    for (command, reason) in [
+        (
+            "cat /etc/hosts",
+            "reads `/etc/hosts`, outside the workspace",
+        ),
+        ("ls ~/Documents", "lists `"),
+    ] {
+        let Verdict::Ask(why) = verdict(command) else {
+            panic!("{command}: {:?}", verdict(command))
+        };
+        assert!(why.starts_with(reason), "{command}: {why}");
+    }
 }

@@ -386,6 +386,21 @@ impl Judge<'_, '_, '_> {
         let inside = inside(self.cx, dir, real.as_ref());
         if !inside && access == Value::Write {
             outside_write(&mut self.findings(), text, &abs, how, effect);
+        } else if !inside {
+            // Asked, as the path validator asks about a tool's look outside the workspace,
+            // and saying so.
+            let does = if access == Value::Name {
+                "lists"
+            } else {
+                "reads"
+            };
+            self.findings().push_about(
+                Level::Ask,
+                "outside-read",
+                format!("{does} `{text}`, outside the workspace"),
+                &abs,
+                Effect::Read,
+            );
         }
         inside
     }

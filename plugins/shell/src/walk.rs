@@ -1217,10 +1217,13 @@ mod tests {
         // After a pipe it is the program `time`.
         assert_eq!(names("a | time b"), ["a", "time", "b"]);
         // `sh` expands aliases: a later line's `x` runs `p b`, so the reading says it
-        // cannot see every command.
+        // cannot see every command (the reader does not expand aliases).
         let reading = read_shell("sh -c 'alias x=\"p b\"\nx a'", "/h", "/w");
         assert!(
-            reading.notes.iter().any(|n| n.kind == NoteKind::Defines),
+            reading
+                .notes
+                .iter()
+                .any(|n| n.kind == NoteKind::DynamicCode),
             "{reading:?}"
         );
     }

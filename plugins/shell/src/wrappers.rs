@@ -452,9 +452,13 @@ pub(crate) fn plan(inv: Command) -> Plan {
                     Some((name, value)) if inv.name == "alias" => {
                         // When a shell expands aliases (POSIX mode, `sh`, interactive), a
                         // later line's `name` runs `value` followed by that line's words.
+                        // The reader does not expand aliases where they are used: what
+                        // such a line runs is only known when the shell reads it.
                         steps.push(Step::Note(
-                            NoteKind::Defines,
-                            format!("defines an alias `{name}`, which changes what that name runs"),
+                            NoteKind::DynamicCode,
+                            format!(
+                                "defines an alias `{name}`: what a later `{name}` runs is only known when the shell expands it"
+                            ),
                         ));
                         value
                     }

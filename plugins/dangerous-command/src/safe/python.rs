@@ -4,7 +4,7 @@
 //! `--pdb`; `pylint --load-plugins`/`--init-hook`/`--output-format`; `mypy --install-types`.
 
 use acp_gate_shell::Arg;
-use acp_gate_shell::options::{Item, Style, Value, parse};
+use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 
 use super::{Judge, Program};
 use Value::*;
@@ -84,6 +84,9 @@ const PYTEST: Program = Program {
     style: Style::Gnu,
 };
 
+/// `-v`, `--verbose`, `--version`: what many of these tools share.
+const VERBOSITY: &[Opt] = &[("-v", Flag), ("--verbose", Flag), ("--version", Flag)];
+
 pub(super) const PROGRAMS: &[Program] = &[
     PYTEST,
     Program {
@@ -158,32 +161,32 @@ pub(super) const PROGRAMS: &[Program] = &[
     },
     Program {
         names: &["pylint"],
-        options: &[&[
-            ("--disable", Literal),
-            ("-d", Literal),
-            ("--enable", Literal),
-            ("-e", Literal),
-            ("-j", Literal),
-            ("--jobs", Literal),
-            ("--rcfile", Read),
-            ("--output", Write),
-            ("--recursive", Literal),
-            ("--score", Literal),
-            ("-s", Literal),
-            ("--reports", Literal),
-            ("-r", Literal),
-            ("-E", Flag),
-            ("--errors-only", Flag),
-            ("--exit-zero", Flag),
-            ("--ignore", Literal),
-            ("--ignore-paths", Literal),
-            ("--ignore-patterns", Literal),
-            ("--max-line-length", Literal),
-            ("--fail-under", Literal),
-            ("-v", Flag),
-            ("--verbose", Flag),
-            ("--version", Flag),
-        ]],
+        options: &[
+            &[
+                ("--disable", Literal),
+                ("-d", Literal),
+                ("--enable", Literal),
+                ("-e", Literal),
+                ("-j", Literal),
+                ("--jobs", Literal),
+                ("--rcfile", Read),
+                ("--output", Write),
+                ("--recursive", Literal),
+                ("--score", Literal),
+                ("-s", Literal),
+                ("--reports", Literal),
+                ("-r", Literal),
+                ("-E", Flag),
+                ("--errors-only", Flag),
+                ("--exit-zero", Flag),
+                ("--ignore", Literal),
+                ("--ignore-paths", Literal),
+                ("--ignore-patterns", Literal),
+                ("--max-line-length", Literal),
+                ("--fail-under", Literal),
+            ],
+            VERBOSITY,
+        ],
         lead: &[],
         rest: Read,
         style: Style::Gnu,
@@ -191,29 +194,29 @@ pub(super) const PROGRAMS: &[Program] = &[
     // `autopep8` and `yapf` print the formatted files unless told to rewrite them in place.
     Program {
         names: &["autopep8", "yapf"],
-        options: &[&[
-            ("-i", InPlace),
-            ("--in-place", InPlace),
-            ("-r", Recurse),
-            ("--recursive", Recurse),
-            ("-d", Flag),
-            ("--diff", Flag),
-            ("-a", Flag),
-            ("--aggressive", Flag),
-            ("--max-line-length", Literal),
-            ("--select", Literal),
-            ("--ignore", Literal),
-            ("--style", Literal),
-            ("-e", Literal),
-            ("--exclude", Literal),
-            ("-p", Flag),
-            ("--parallel", Flag),
-            ("-q", Flag),
-            ("--quiet", Flag),
-            ("-v", Flag),
-            ("--verbose", Flag),
-            ("--version", Flag),
-        ]],
+        options: &[
+            &[
+                ("-i", InPlace),
+                ("--in-place", InPlace),
+                ("-r", Recurse),
+                ("--recursive", Recurse),
+                ("-d", Flag),
+                ("--diff", Flag),
+                ("-a", Flag),
+                ("--aggressive", Flag),
+                ("--max-line-length", Literal),
+                ("--select", Literal),
+                ("--ignore", Literal),
+                ("--style", Literal),
+                ("-e", Literal),
+                ("--exclude", Literal),
+                ("-p", Flag),
+                ("--parallel", Flag),
+                ("-q", Flag),
+                ("--quiet", Flag),
+            ],
+            VERBOSITY,
+        ],
         lead: &[],
         rest: Read,
         style: Style::Gnu,

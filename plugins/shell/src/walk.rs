@@ -454,16 +454,24 @@ impl<'a> Walker<'a> {
                     values.extend(self.words(w, ctx));
                 }
                 // `for f in src/*.rs`: inside the body, `$f` is one of the words of the list;
-                // with one word, it is known as well as that word is.
-                let bound = match values.as_slice() {
-                    [one] if !one.dynamic => Some((f.variable_name.clone(), one.clone())),
-                    _ => None,
+                // with one word, it is known as well as that word is; with more, it is not
+                // known, whatever an enclosing loop of the same variable bound it to.
+                let value = match values.as_slice() {
+                    [one] if !one.dynamic => one.clone(),
+                    _ => Arg {
+                        dynamic: true,
+                        ..Arg::default()
+                    },
                 };
-                let had = bound.is_some();
-                self.bound.extend(bound);
+                self.bound.push((f.variable_name.clone(), value));
                 self.body(&[&f.body.list], ctx);
-                if had {
-                    self.bound.pop();
+                self.bound.pop();
+                // After the loop the variable holds what the loop last gave it (or what it
+                // held, when the list was empty): an enclosing loop's binding is gone.
+                for (name, value) in &mut self.bound {
+                    if *name == f.variable_name {
+                        value.dynamic = true;
+                    }
                 }
             }
             C::CaseClause(c) => {
@@ -811,7 +819,16 @@ impl<'a> Walker<'a> {
                         let cwd = self.cwd.clone();
                         arg.text.push_str(&cwd);
                     }
-                    Some(n) if self.bound.iter().any(|(b, _)| b == n) => {
+                    // The innermost loop of that variable binds it (to a word not known: then
+                    // it is not known).
+                    Some(n)
+                        if self
+                            .bound
+                            .iter()
+                            .rev()
+                            .find(|(b, _)| b == n)
+                            .is_some_and(|(_, value)| !value.dynamic) =>
+                    {
                         let (_, value) = self
                             .bound
                             .iter()
@@ -1202,6 +1219,23 @@ mod tests {
         assert_eq!(cwds("case x in a) cd d;; *) b;; esac"), ["/w/d", "/w"]);
         let reading = read_shell("{ cd d && b; } > f", "/home/u", "/w");
         assert_eq!(reading.commands[1].writes[0].text, "/w/f");
+    }
+
+    #[test]
+    fn an_inner_loop_of_the_same_variable_hides_the_outer_binding() {
+        // Found by the differential test against bash: the inner loop's `$y` is `1` or `3`,
+        // never the outer `--k=v`.
+        let reading = read_shell(
+            "for y in --k=v; do for y in 1 $((1 + 2)); do p \"$y\"; done; p \"$y\"; done",
+            "/h",
+            "/w",
+        );
+        let p: Vec<_> = reading.commands.iter().filter(|c| c.name == "p").collect();
+        assert!(p[0].argv[1].dynamic, "{reading:?}");
+        // After the inner loop `$y` is its last word, `3`.
+        assert!(p[1].argv[1].dynamic, "{reading:?}");
+        let reading = read_shell("for y in a; do p \"$y\"; done", "/h", "/w");
+        assert!(reading.commands[0].argv[1].is("a"), "{reading:?}");
     }
 
     #[test]

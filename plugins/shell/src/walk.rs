@@ -813,32 +813,30 @@ impl<'a> Walker<'a> {
                         arg.text.push_str(user);
                     }
                 },
-                Piece::Parameter { name, source } => match name.as_deref() {
-                    Some("HOME") => arg.text.push_str(self.home),
-                    Some("PWD") if !self.cwd.is_empty() => {
+                Piece::Parameter { name, source } => match (
+                    name.as_deref(),
+                    // The innermost loop of that variable binds it (to a word not known: then
+                    // it is not known).
+                    name.as_deref().and_then(|n| {
+                        self.bound
+                            .iter()
+                            .rev()
+                            .find(|(b, _)| b == n)
+                            .map(|(_, value)| value)
+                            .filter(|value| !value.dynamic)
+                            .cloned()
+                    }),
+                ) {
+                    (Some("HOME"), _) => arg.text.push_str(self.home),
+                    (Some("PWD"), _) if !self.cwd.is_empty() => {
                         let cwd = self.cwd.clone();
                         arg.text.push_str(&cwd);
                     }
-                    // The innermost loop of that variable binds it (to a word not known: then
-                    // it is not known).
-                    Some(n)
-                        if self
-                            .bound
-                            .iter()
-                            .rev()
-                            .find(|(b, _)| b == n)
-                            .is_some_and(|(_, value)| !value.dynamic) =>
-                    {
-                        let (_, value) = self
-                            .bound
-                            .iter()
-                            .rev()
-                            .find(|(b, _)| b == n)
-                            .expect("just found");
+                    (Some(_), Some(value)) => {
                         arg.text.push_str(&value.text);
                         arg.glob |= value.glob;
                     }
-                    other => {
+                    (other, _) => {
                         arg.dynamic = true;
                         arg.text.push_str(source);
                         // `${a[$(cmd)]}`: the subscript is arithmetic.

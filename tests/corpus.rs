@@ -235,6 +235,7 @@ fn ordinary_work_is_allowed_without_asking() {
             .collect::<Vec<_>>()
             .join("\n")
     };
+    println!("asked:\n{}", lines(&|d| d == "ask"));
     let denied = lines(&|d| d == "deny");
     assert!(denied.is_empty(), "ordinary work denied:\n{denied}");
     assert!(

@@ -26,6 +26,7 @@ use crate::context::Context;
 use crate::judgement::{Effect, Finding, Findings};
 use crate::targets::{read_target, write_target};
 
+pub(crate) use network::lockfile_install;
 pub use unicode::is_deceptive_char;
 
 /// Judges one invocation, appending what fires to `out`; `tabled` when the positive model

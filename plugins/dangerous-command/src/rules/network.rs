@@ -82,7 +82,8 @@ fn percent_decode(text: &str) -> Option<String> {
 /// run`, `go run PKG@VERSION`. (A runner of the workspace's own environment, `uv run`, `poetry
 /// run`, `bundle exec`, runs what it declares; so does `npx NAME` where the workspace has
 /// installed `node_modules/.bin/NAME`, which npx runs before fetching anything.) A package
-/// installer fetches packages and may run code they ship: asked, saying so.
+/// installer fetches packages and may run code they ship: asked, saying so, unless it installs
+/// only what the workspace's lockfile pins.
 fn fetched_code(f: &mut Findings, cx: &Context) {
     let own = f.inv.own_args();
     let word = |k: usize| own.get(k).map_or("", |a| a.text.as_str());
@@ -131,11 +132,27 @@ fn fetched_code(f: &mut Findings, cx: &Context) {
         }
         _ => false,
     };
-    if installs {
+    let help = own.iter().any(|a| a.is("--help") || a.is("-h"));
+    if installs && !lockfile_install(stem, own) && !help {
         f.ask(
             "package-install",
             "installs packages from a registry, and may run code they ship (install scripts, build hooks)",
         );
+    }
+}
+
+/// Whether `PROGRAM OWN...` installs exactly what the workspace's lockfile pins (`npm ci`, `uv
+/// sync`, a frozen lockfile): what a build fetches first, as `cargo build` does.
+pub(crate) fn lockfile_install(program: &str, own: &[Arg]) -> bool {
+    let word = |k: usize| own.get(k).map_or("", |a| a.text.as_str());
+    let any = |options: &[&str]| own.iter().any(|a| options.contains(&a.text.as_str()));
+    match program {
+        "npm" => word(0) == "ci",
+        "uv" => word(0) == "sync" && !any(&["--upgrade", "-U", "--upgrade-package", "-P"]),
+        "pnpm" | "yarn" | "bun" => {
+            matches!(word(0), "install" | "i" | "") && any(&["--frozen-lockfile", "--immutable"])
+        }
+        _ => false,
     }
 }
 

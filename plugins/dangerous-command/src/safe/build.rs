@@ -465,6 +465,9 @@ fn go(judge: &mut Judge, args: &[Arg]) -> bool {
             _ => false,
         };
     }
+    if sub.is("run") {
+        return go_run(judge, &args[1..]);
+    }
     if !matches!(
         sub.text.as_str(),
         "test" | "build" | "vet" | "fmt" | "version" | "list" | "doc"
@@ -480,6 +483,55 @@ fn go(judge: &mut Judge, args: &[Arg]) -> bool {
         style: Style::Single,
     };
     judge.program(&args[1..], &program)
+}
+
+/// `go run [build flags] PACKAGE [ARGS]`: the workspace's own program (a directory of it, its
+/// `.go` files, or a package its `go.mod` requires), as `cargo run` is; its arguments judged as
+/// a script's. A `PACKAGE@version` fetches what the workspace does not pin, and `-exec` runs
+/// another program: neither is listed.
+fn go_run(judge: &mut Judge, args: &[Arg]) -> bool {
+    // go's flags stop at the package; the words after it are the program's.
+    let mut at = 0;
+    while let Some(a) = args.get(at).filter(|a| a.text.starts_with('-')) {
+        let name = a.text.trim_start_matches('-');
+        let name = name.split('=').next().unwrap_or(name);
+        let Some((_, value)) = GO_BUILD.iter().find(|(n, _)| n[1..] == *name) else {
+            return false;
+        };
+        at += if value.takes_value() && !a.text.contains('=') {
+            2
+        } else {
+            1
+        };
+    }
+    let files = args[at.min(args.len())..]
+        .iter()
+        .take_while(|a| a.text.ends_with(".go"))
+        .count();
+    let end = (at + files.max(1)).min(args.len());
+    if at >= end {
+        return false;
+    }
+    let program = Program {
+        names: &[],
+        options: &[GO_BUILD],
+        lead: &[],
+        rest: Read,
+        style: Style::Single,
+    };
+    let pinned = args[at..end]
+        .iter()
+        .all(|p| !p.dynamic && !p.glob && !p.text.contains('@'));
+    // A package by its import path is one `go.mod` requires; one by its path is read as code.
+    let paths: Vec<Arg> = args[at..end]
+        .iter()
+        .filter(|p| p.text.starts_with(['.', '/']) || p.text.ends_with(".go"))
+        .cloned()
+        .collect();
+    pinned
+        && judge.program(&args[..at], &program)
+        && paths.iter().all(|p| judge.path(p, Read))
+        && super::scripts::script_args(judge, &args[end..])
 }
 
 /// `cmake -S SRC -B BUILD`, `cmake ..`: configuring a build of the workspace runs its

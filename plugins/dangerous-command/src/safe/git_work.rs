@@ -1,6 +1,7 @@
 //! git's commands that change only the repository and its work tree (issue 27): add, commit,
 //! checkout and switch, branch, stash, merge, rebase, cherry-pick and revert, reset (soft and
-//! mixed), restore, tag, mv, rm, init, bisect's steps, `apply --check`/`--stat` (a patch read,
+//! mixed), restore, tag, mv, rm, init, bisect's steps, fetch and pull from a configured remote
+//! (git's own store and the work tree, as a merge), `apply --check`/`--stat` (a patch read,
 //! nothing applied); with the options of each (from git's manuals) that run no
 //! other program (editors, gpg, `--exec`, custom merge strategies), discard no work (`--force`,
 //! `-D`, `--hard`, `stash drop`, `stash clear`) and skip no hook (`--no-verify`, which the
@@ -41,6 +42,9 @@ enum Operands {
     Move,
     /// The directory `git init` makes a repository in.
     Create,
+    /// A configured remote by its name, then refspecs (`fetch origin main`): not a URL or a
+    /// path, which name a repository the workspace does not configure; no forced (`+`) update.
+    Remote,
     /// Revisions, then pathspecs of the kind given (`checkout REV -- PATHS`, `reset REV PATHS`):
     /// after `--`, or (without it) every operand but a first one that does not read as a path.
     RefsThen(&'static Operands),
@@ -395,6 +399,40 @@ const APPLY_CHECK: &[Opt] = &[
     ("-z", Flag),
 ];
 
+/// `git fetch`'s options (and `git pull`'s for its fetch) that fetch from the configured
+/// remotes into git's own store: no `--force`, no `--upload-pack` (a program), no submodules
+/// (their URLs are the submodules' own), no writing elsewhere.
+const FETCH: &[Opt] = &[
+    ("--all", Flag),
+    ("-p", Flag),
+    ("--prune", Flag),
+    ("-P", Flag),
+    ("--prune-tags", Flag),
+    ("-t", Flag),
+    ("--tags", Flag),
+    ("--no-tags", Flag),
+    ("--depth", Literal),
+    ("--deepen", Literal),
+    ("--shallow-since", Literal),
+    ("--unshallow", Flag),
+    ("-j", Literal),
+    ("--jobs", Literal),
+    ("--dry-run", Flag),
+    ("--no-recurse-submodules", Flag),
+    ("--progress", Flag),
+    ("--no-progress", Flag),
+    ("--set-upstream", Flag),
+    ("-4", Flag),
+    ("-6", Flag),
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("-v", Flag),
+    ("--verbose", Flag),
+];
+
+/// `git pull`'s own options beyond its fetch's and its merge's.
+const PULL: &[Opt] = &[("-r", Flag), ("--rebase", Optional), ("--no-rebase", Flag)];
+
 /// `git bisect start`'s options: terms and how commits are checked out.
 const BISECT_START: &[Opt] = &[
     ("--term-new", Literal),
@@ -447,12 +485,16 @@ pub(super) fn judge(judge: &mut Judge, sub: &str, rest: &[Arg], dirs: &[Arg]) ->
             )
         }
         "init" => (&[INIT], Operands::Create),
+        "fetch" => (&[FETCH], Operands::Remote),
+        // An interactive rebase runs the sequence editor.
+        "pull" if rest.iter().any(|a| a.text.starts_with("--rebase=i")) => return Some(false),
+        "pull" => (&[FETCH, MERGING, MERGE, PULL], Operands::Remote),
         "apply" => return Some(apply_check(judge, rest, dirs)),
         "bisect" => return Some(bisect(judge, rest)),
         _ => return None,
     };
     let items = parse(rest, tables, Style::Gnu);
-    let strategies = matches!(sub, "merge" | "rebase" | "cherry-pick" | "revert");
+    let strategies = matches!(sub, "merge" | "rebase" | "cherry-pick" | "revert" | "pull");
     Some(
         options_safe(judge, &items, strategies)
             && operands_safe(judge, &items, rest, operands, dirs),
@@ -521,6 +563,11 @@ fn operands_safe(
                 *after
             }
             Operands::RefsThen(_) => Operands::Refs,
+            Operands::Remote => {
+                return !a.dynamic
+                    && !a.text.starts_with('+')
+                    && (k > 0 || !a.text.contains([':', '/', '\\']) && !a.text.starts_with('.'));
+            }
             Operands::Move if k == last => Operands::Create,
             kind => kind,
         };
@@ -570,7 +617,8 @@ fn pathspec(judge: &mut Judge, a: &Arg, kind: Operands, dirs: &[Arg]) -> bool {
         }
         Operands::Move => judge.change(&named, "moves away", Effect::Move),
         Operands::Create => judge.change(&named, "writes", Effect::Write),
-        Operands::Refs | Operands::RefsThen(_) => true,
+        // Remotes and refspecs are judged by `operands_safe`.
+        Operands::Refs | Operands::RefsThen(_) | Operands::Remote => true,
     }
 }
 

@@ -85,7 +85,30 @@ const PASSED: &[Opt] = &[
     ("--no-coverage", Flag),
 ];
 
+/// Options of an install from the lockfile that only change what it prints or skip work.
+const LOCKFILE_INSTALL: &[&str] = &[
+    "ci",
+    "install",
+    "i",
+    "--frozen-lockfile",
+    "--immutable",
+    "--no-audit",
+    "--no-fund",
+    "--prefer-offline",
+    "--offline",
+    "--ignore-scripts",
+    "--silent",
+    "--no-progress",
+    "--production",
+    "--prod",
+];
+
 fn package_manager(judge: &mut Judge, tool: &str, args: &[Arg]) -> bool {
+    if crate::rules::lockfile_install(tool, args) {
+        return args
+            .iter()
+            .all(|a| !a.dynamic && LOCKFILE_INSTALL.contains(&a.text.as_str()));
+    }
     let (before, after) = match args.iter().position(|a| a.is("--")) {
         Some(d) => (&args[..d], &args[d + 1..]),
         None => (args, &[][..]),

@@ -22,6 +22,7 @@ mod about;
 mod archives;
 mod build;
 mod changes;
+mod compilers;
 mod files;
 mod git;
 mod git_work;
@@ -160,7 +161,8 @@ impl Judge<'_, '_, '_> {
                     .or_else(|| build::judge(self, name, args))
                     .or_else(|| python::judge(self, name, args))
                     .or_else(|| js::judge(self, name, args))
-                    .or_else(|| toolchains::judge(self, name, args));
+                    .or_else(|| toolchains::judge(self, name, args))
+                    .or_else(|| compilers::judge(self, name, args));
                 match here {
                     Some(ok) => ok && local,
                     None => search::judge(self, name, args)

@@ -71,9 +71,17 @@ const NODE: &[Opt] = &[
 /// `--test-reporter` values that are node's own (any other is a module it loads).
 const NODE_REPORTERS: &[&str] = &["spec", "tap", "dot", "junit", "lcov"];
 
-const RUBY: &[Opt] = &[("-w", Flag), ("-W0", Flag), ("-W1", Flag), ("-W2", Flag)];
+/// `-I DIR` puts a directory on the load path: the code there is the workspace's only when the
+/// directory is in it (judged as a read).
+const RUBY: &[Opt] = &[
+    ("-w", Flag),
+    ("-W0", Flag),
+    ("-W1", Flag),
+    ("-W2", Flag),
+    ("-I", Read),
+];
 
-const PERL: &[Opt] = &[("-w", Flag), ("-W", Flag), ("-X", Flag)];
+const PERL: &[Opt] = &[("-w", Flag), ("-W", Flag), ("-X", Flag), ("-I", Read)];
 
 /// A shell's options for a script: stricter or louder (`-n` only reads it).
 const SHELL: &[Opt] = &[
@@ -137,6 +145,7 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
                     && match *option {
                         // A warning filter naming a category `module.Class` imports `module`.
                         "-W" => !value.text.contains('.'),
+                        "-I" => judge.path(value, Read),
                         "-X" => PYTHON_X.contains(&value.text.as_str()),
                         "-o" => SHELL_O.contains(&value.text.as_str()),
                         "--test-reporter" => NODE_REPORTERS.contains(&value.text.as_str()),

@@ -322,6 +322,9 @@ const INERT: &[&str] = &[
     "cal",
     "ulimit",
     "ps",
+    "pgrep",
+    "pstree",
+    "lsof",
 ];
 
 /// `set` options that only make the script stricter or louder.

@@ -1,7 +1,7 @@
 //! The toolchains of other ecosystems, by their sub-commands that build, test, lint or format
 //! the workspace, or print what it is made of (tox, nox, Hatch, Poetry, uv, PDM, Rake, RSpec,
 //! RuboCop, Mix, Zig, Meson, Ninja, CTest, `cmake --build`, .NET, Swift, golangci-lint,
-//! staticcheck, sbt, Leiningen, Cabal, Stack, Dune, rebar3, Bazel, Buck2, Pants, PHPUnit,
+//! staticcheck, shellcheck, sbt, Leiningen, Cabal, Stack, Dune, rebar3, Bazel, Buck2, Pants, PHPUnit,
 //! Composer, Deno; options from each one's `--help` and manual), and the read-only listings
 //! of Docker and Podman (`ps`, `images`). These run the workspace's own
 //! code and fetch what its manifest or lockfile declares, as `cargo test` does (`uv sync`,
@@ -505,6 +505,37 @@ const STATICCHECK: &[Opt] = &[
     ("-show-ignored", Flag),
 ];
 
+/// shellcheck's options (`shellcheck --help`): none runs anything; `-x` follows the scripts'
+/// `source` lines to files it reads.
+const SHELLCHECK: &[Opt] = &[
+    ("-a", Flag),
+    ("--check-sourced", Flag),
+    ("-C", Optional),
+    ("--color", Optional),
+    ("-i", Literal),
+    ("--include", Literal),
+    ("-e", Literal),
+    ("--exclude", Literal),
+    ("--extended-analysis", Literal),
+    ("-f", Literal),
+    ("--format", Literal),
+    ("--list-optional", Flag),
+    ("--norc", Flag),
+    ("--rcfile", Read),
+    ("-o", Literal),
+    ("--enable", Literal),
+    ("-P", Literal),
+    ("--source-path", Literal),
+    ("-s", Literal),
+    ("--shell", Literal),
+    ("-S", Literal),
+    ("--severity", Literal),
+    ("-W", Literal),
+    ("--wiki-link-count", Literal),
+    ("-x", Flag),
+    ("--external-sources", Flag),
+];
+
 const TOOLCHAINS: &[Toolchain] = &[
     Toolchain {
         names: &["tox"],
@@ -757,6 +788,18 @@ const TOOLCHAINS: &[Toolchain] = &[
             },
         ],
         bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["shellcheck"],
+        global: &[],
+        commands: &[],
+        bare: Some(Sub {
+            names: &[],
+            options: SHELLCHECK,
+            rest: Operands::Of(Read),
+        }),
         tail: false,
         style: Style::Gnu,
     },

@@ -44,7 +44,8 @@ impl SandboxState {
     /// - CPU and time: set on the store by the caller (an epoch deadline and a wall clock).
     /// - `log`: at most 32 lines of 2000 characters, control characters removed.
     /// - `paths.resolve`: facts about the request's own paths, from its `cwd` and `home`; its
-    ///   workspace roots as `roots` first found them.
+    ///   workspace roots as `roots` first found them. `paths.entries`: the names in a
+    ///   directory, at most `MAX_ENTRIES` of them (never their contents).
     /// - `shell.parse`: a command read in the request's `cwd` and `home`, on a thread of the
     ///   host's, up to `shell::MAX_COMMAND` bytes (see [`super::shell`]).
     pub(super) fn new(limits: Limits, roots: Arc<crate::paths::Roots>) -> SandboxState {
@@ -109,6 +110,36 @@ impl paths::Host for SandboxState {
             through_symlink: r.through_symlink,
             case_insensitive: r.case_insensitive,
         }
+    }
+
+    fn entries(&mut self, dir: String) -> Result<Vec<String>, String> {
+        self.list(&dir)
+    }
+}
+
+/// The most names `paths.entries` lists: more is an error, not a partial list.
+const MAX_ENTRIES: usize = 4096;
+
+impl SandboxState {
+    /// `paths.entries`: the names in `dir`, sorted.
+    fn list(&self, dir: &str) -> Result<Vec<String>, String> {
+        let path = crate::paths::expand(dir, &self.cwd, &self.home);
+        let failed = |e: std::io::Error| format!("{}: {e}", path.display());
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(&path).map_err(failed)? {
+            if names.len() == MAX_ENTRIES {
+                return Err(format!("{}: more than {MAX_ENTRIES} names", path.display()));
+            }
+            names.push(
+                entry
+                    .map_err(failed)?
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+        }
+        names.sort();
+        Ok(names)
     }
 }
 

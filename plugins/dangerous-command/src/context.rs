@@ -1,6 +1,7 @@
 //! What the checker knows about a request beyond its command: the home directory, the working
 //! directory, the workspace roots, the config, the sensitive paths built from them, and where
-//! a path really leads (the host follows its symlinks: `paths.resolve`).
+//! a path really leads (the host follows its symlinks: `paths.resolve`) and what a directory
+//! holds (`paths.entries`).
 
 use std::cell::{OnceCell, RefCell};
 
@@ -15,17 +16,30 @@ use acp_gate_shell::paths::join;
 use crate::config::Config;
 use crate::paths::{absolutize, important_root, is_same_or_ancestor, normalize};
 
-/// How a path is found on the host: its symlinks followed (the host's `paths.resolve`, or a
-/// stand-in in tests).
-pub type Resolve<'r> = &'r dyn Fn(&str) -> Resolution;
+/// What the checker learns of the file system: from the host (its `paths` import), or from a
+/// stand-in in tests.
+pub trait Disk {
+    /// Where a path really leads: its symlinks followed (`paths.resolve`).
+    fn resolve(&self, path: &str) -> Resolution;
+    /// The names in a directory (`paths.entries`); `None` when it cannot be listed.
+    fn entries(&self, dir: &str) -> Option<Vec<String>>;
+}
 
-/// The resolver of a checker without a file system: every path is what it says.
-pub fn as_written(path: &str) -> Resolution {
-    Resolution {
-        canonical: normalize(path),
-        exists: false,
-        through_symlink: false,
-        case_insensitive: false,
+/// A checker without a file system: every path is what it says, and nothing is there.
+pub struct AsWritten;
+
+impl Disk for AsWritten {
+    fn resolve(&self, path: &str) -> Resolution {
+        Resolution {
+            canonical: normalize(path),
+            exists: false,
+            through_symlink: false,
+            case_insensitive: false,
+        }
+    }
+
+    fn entries(&self, _: &str) -> Option<Vec<String>> {
+        None
     }
 }
 
@@ -58,7 +72,7 @@ pub struct Context<'a> {
     project_code: std::cell::OnceCell<Vec<PathGlob<'a>>>,
     /// Directories that sensitive files are named under, at any depth. Built when first needed.
     guarded_dirs: std::cell::OnceCell<Vec<&'a str>>,
-    resolve: Resolve<'a>,
+    disk: &'a dyn Disk,
     /// What the host said of each path asked about, so that no path is resolved twice.
     resolved: RefCell<Vec<(String, Resolution)>>,
     /// The workspace roots with their symlinks followed. Built when first needed.
@@ -71,7 +85,7 @@ impl<'a> Context<'a> {
         cwd: &'a str,
         workspace_roots: &[String],
         config: &'a Config,
-        resolve: Resolve<'a>,
+        disk: &'a dyn Disk,
     ) -> Self {
         let mut workspaces: Vec<String> = workspace_roots
             .iter()
@@ -90,7 +104,7 @@ impl<'a> Context<'a> {
             read_sensitive: std::cell::OnceCell::new(),
             project_code: std::cell::OnceCell::new(),
             guarded_dirs: std::cell::OnceCell::new(),
-            resolve,
+            disk,
             resolved: RefCell::new(Vec::new()),
             real_workspaces: OnceCell::new(),
         }
@@ -183,6 +197,12 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// The names in the directory `inv` runs in, as the host lists them; `None` when the
+    /// directory is not known or cannot be listed.
+    pub(crate) fn entries_here(&self, inv: &Invocation) -> Option<Vec<String>> {
+        self.disk.entries(&self.absolute(inv, ".")?)
+    }
+
     pub(crate) fn root(&self, abs: &str) -> Option<&'static str> {
         important_root(abs, self.home, &self.workspaces)
     }
@@ -223,7 +243,7 @@ impl<'a> Context<'a> {
         if let Some((_, known)) = self.resolved.borrow().iter().find(|(p, _)| p == path) {
             return known.clone();
         }
-        let found = (self.resolve)(path);
+        let found = self.disk.resolve(path);
         self.resolved
             .borrow_mut()
             .push((path.to_owned(), found.clone()));

@@ -35,7 +35,8 @@ use acp_gate_plugin::{Plugin, Request, Verdict};
 use acp_gate_shell::{Note, NoteKind, Reading, read_command};
 
 pub use config::Config;
-use context::{Context, Resolve};
+pub use context::Disk;
+use context::{AsWritten, Context};
 use judgement::{Finding, Judgement, one_per_effect};
 
 /// What the checker reads of a request's command: the shared reading of the shell, the same
@@ -54,16 +55,13 @@ pub fn reading(request: &Request) -> Option<Reading> {
 /// host); requests without a command get `abstain`. The plugin itself runs [`evaluate_on`]
 /// with the host's resolution.
 pub fn evaluate(request: &Request, config: &Config) -> Result<Verdict, String> {
-    evaluate_on(request, config, &context::as_written)
+    evaluate_on(request, config, &AsWritten)
 }
 
-/// Judges the command of one request, with `resolve` telling where the paths it names lead
-/// (the host's `paths.resolve`: symlinks, a case-insensitive file system).
-pub fn evaluate_on(
-    request: &Request,
-    config: &Config,
-    resolve: Resolve,
-) -> Result<Verdict, String> {
+/// Judges the command of one request, with `disk` telling where the paths it names lead (the
+/// host's `paths.resolve`: symlinks, a case-insensitive file system) and what a directory
+/// holds (`paths.entries`).
+pub fn evaluate_on(request: &Request, config: &Config, disk: &dyn Disk) -> Result<Verdict, String> {
     config.validate()?;
     let Some(reading) = reading(request) else {
         return Ok(Verdict::Abstain);
@@ -74,7 +72,7 @@ pub fn evaluate_on(
     for text in words.chain(command.shell.as_deref()) {
         invisible_characters(text, &mut findings);
     }
-    Ok(judge(reading, findings, request, config, resolve).into_verdict())
+    Ok(judge(reading, findings, request, config, disk).into_verdict())
 }
 
 /// Applies the rules to every invocation and combines everything into one judgement.
@@ -83,14 +81,14 @@ fn judge(
     mut findings: Vec<Finding>,
     request: &Request,
     config: &Config,
-    resolve: Resolve,
+    disk: &dyn Disk,
 ) -> Judgement {
     let cx = Context::new(
         &request.home_dir,
         &request.cwd,
         &request.workspace_roots,
         config,
-        resolve,
+        disk,
     );
     findings.extend(
         reading
@@ -152,9 +150,23 @@ pub struct DangerousCommand;
 impl Plugin for DangerousCommand {
     type Config = Config;
 
-    /// Paths are followed through the host (`paths.resolve`, which the handler must grant).
+    /// Paths are followed and directories listed through the host (`paths`, which the handler
+    /// must grant).
     fn evaluate(request: &Request, config: &Config) -> Result<Verdict, String> {
-        evaluate_on(request, config, &acp_gate_plugin::resolve_path)
+        evaluate_on(request, config, &Host)
+    }
+}
+
+/// The file system as the host's `paths` import tells it.
+struct Host;
+
+impl Disk for Host {
+    fn resolve(&self, path: &str) -> acp_gate_plugin::Resolution {
+        acp_gate_plugin::resolve_path(path)
+    }
+
+    fn entries(&self, dir: &str) -> Option<Vec<String>> {
+        acp_gate_plugin::dir_entries(dir).ok()
     }
 }
 

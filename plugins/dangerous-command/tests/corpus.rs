@@ -6,7 +6,7 @@
 use acp_gate_plugin::Resolution;
 use dangerous_command::judgement::{Level, level_of};
 use dangerous_command::testing::{argv_request, request};
-use dangerous_command::{Config, evaluate, evaluate_on};
+use dangerous_command::{Config, Disk, evaluate, evaluate_on};
 
 /// The sandbox layout of the host's corpus test: home and workspace are sibling temp dirs.
 const HOME: &str = "/tmp/.tmpSandbox/home";
@@ -45,8 +45,13 @@ fn case_request(case: &toml::Value) -> Option<acp_gate_plugin::Request> {
 /// A host whose file system holds the case's `setup_symlinks` (in the workspace, targets with
 /// `$HOME` and `$WORKSPACE` substituted) and `setup_files` (in the workspace, with their
 /// directories) and nothing else: a path resolves as the kernel would walk it, each link
-/// followed and each `..` applied after it.
-fn host(case: &toml::Value) -> impl Fn(&str) -> Resolution {
+/// followed and each `..` applied after it; a directory lists the names of both under it.
+struct Sandbox {
+    links: Vec<(String, String)>,
+    files: Vec<String>,
+}
+
+fn host(case: &toml::Value) -> Sandbox {
     let substitute = |s: &str| s.replace("$WORKSPACE", WORKSPACE).replace("$HOME", HOME);
     let links: Vec<(String, String)> = case
         .get("setup_symlinks")
@@ -66,7 +71,12 @@ fn host(case: &toml::Value) -> impl Fn(&str) -> Resolution {
         .flatten()
         .map(|file| format!("{WORKSPACE}/{}", file.as_str().unwrap()))
         .collect();
-    move |path: &str| {
+    Sandbox { links, files }
+}
+
+impl Disk for Sandbox {
+    fn resolve(&self, path: &str) -> Resolution {
+        let (links, files) = (&self.links, &self.files);
         let mut pending: Vec<String> = path.split('/').rev().map(str::to_owned).collect();
         let (mut done, mut linked) = (String::new(), false);
         while let Some(part) = pending.pop() {
@@ -97,6 +107,18 @@ fn host(case: &toml::Value) -> impl Fn(&str) -> Resolution {
             through_symlink: linked,
             case_insensitive: false,
         }
+    }
+
+    fn entries(&self, dir: &str) -> Option<Vec<String>> {
+        let under = format!("{}/", dir.trim_end_matches('/'));
+        let mut names: Vec<String> = (self.files.iter())
+            .chain(self.links.iter().map(|(name, _)| name))
+            .filter_map(|p| p.strip_prefix(&under))
+            .map(|rest| rest.split('/').next().unwrap_or(rest).to_owned())
+            .collect();
+        names.sort();
+        names.dedup();
+        Some(names)
     }
 }
 

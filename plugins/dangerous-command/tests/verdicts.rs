@@ -914,7 +914,7 @@ fn asking_a_program_about_itself_is_allowed() {
         "git help --web log",
         "MANPAGER=evil man ls",
         "tar -h",
-        "go run main.go --help",
+        "go run example.com/tool@latest --help",
         "yarn build --help --watch",
     ] {
         assert_ne!(level(command), Level::Allow, "{command}");

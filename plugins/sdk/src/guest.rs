@@ -303,3 +303,8 @@ pub mod log {
 pub fn resolve_path(path: &str) -> Resolution {
     bindings::acp_gate::plugin::paths::resolve(path)
 }
+
+/// The names in a directory on the host, sorted (requires the `paths` grant).
+pub fn dir_entries(dir: &str) -> Result<Vec<String>, String> {
+    bindings::acp_gate::plugin::paths::entries(dir)
+}

@@ -4,11 +4,13 @@
 //! about, unless `--` before it or a leading `./` (`./*`) keeps every name an operand, or the
 //! program is one whose every option only changes what it prints (`ls *`, `cat *.md`,
 //! `wc -l *`), or a search whose names all end the same way (`grep x *.py`: no option of grep
-//! can end in `.py` and harm).
+//! can end in `.py` and harm), or the directory it expands in holds no name starting with `-`
+//! (the host lists it: `paths.entries`), so that the glob is as good as its matches.
 
 use acp_gate_shell::programs::CHECKSUMS;
 use acp_gate_shell::{Arg, Runs};
 
+use crate::context::Context;
 use crate::judgement::Findings;
 
 /// Programs whose every option only changes what they print, and which read nothing but their
@@ -30,7 +32,7 @@ fn may_become_an_option(a: &Arg) -> bool {
 }
 
 /// The rules of this family for one command.
-pub(crate) fn check(f: &mut Findings) {
+pub(crate) fn check(f: &mut Findings, cx: &Context) {
     let inv = f.inv;
     let name = inv.name.as_str();
     if inv.runs == Runs::Script
@@ -47,13 +49,23 @@ pub(crate) fn check(f: &mut Findings) {
     let glob = inv.own_args().iter().take_while(|a| !a.is("--")).find(|a| {
         may_become_an_option(a) && !(SEARCHES.contains(&inv.name.as_str()) && suffixed(a))
     });
-    if let Some(glob) = glob {
-        f.ask(
-            "glob-option",
-            format!(
-                "the glob `{}` may expand to a file named like an option (`-rf`, `-delete`): write `./{}` or put `--` before it",
-                glob.text, glob.text
-            ),
-        );
-    }
+    let Some(glob) = glob else {
+        return;
+    };
+    // What is there now is what the glob expands to when the command runs next: a directory
+    // with no name starting with `-` makes it its matches.
+    let named = match cx.entries_here(inv) {
+        Some(names) => match names.into_iter().find(|n| n.starts_with('-')) {
+            Some(name) => format!("`{name}` is there"),
+            None => return,
+        },
+        None => "the names there are not known".to_owned(),
+    };
+    f.ask(
+        "glob-option",
+        format!(
+            "the glob `{}` may expand to a file named like an option ({named}): write `./{}` or put `--` before it",
+            glob.text, glob.text
+        ),
+    );
 }

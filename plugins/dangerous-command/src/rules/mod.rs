@@ -37,7 +37,7 @@ pub fn check(inv: &Invocation, cx: &Context, tabled: bool, out: &mut Vec<Finding
     unicode::check(&mut f);
     env::check(&mut f, cx);
     leaks::check(&mut f);
-    globs::check(&mut f);
+    globs::check(&mut f, cx);
     for w in &inv.writes {
         write_target(&mut f, cx, w, "redirects output into", Effect::Write);
     }

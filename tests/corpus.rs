@@ -5,7 +5,8 @@
 //!
 //! Each case: `command`, `argv`, `path`/`paths` with `kind` (the request, in the short form of
 //! `handlers.toml` tests) or `request` (the whole `session/request_permission` params), `expect` (`allow`, `ask`, `deny`, `not-allow`, `not-deny`), `why`, and
-//! optionally `setup_files` / `setup_symlinks` created in a fresh workspace first. `$WORKSPACE`
+//! optionally `setup_files` / `setup_symlinks` / `setup_texts` (a table of files and their
+//! contents) created in a fresh workspace first. `$WORKSPACE`
 //! and `$HOME` in strings stand for the sandbox's directories.
 
 use serde_json::Value;
@@ -26,7 +27,9 @@ impl Case {
     }
 
     fn needs_setup(&self) -> bool {
-        self.table.get("setup_files").is_some() || self.table.get("setup_symlinks").is_some()
+        ["setup_files", "setup_symlinks", "setup_texts"]
+            .iter()
+            .any(|key| self.table.get(*key).is_some())
     }
 
     fn accepts(&self, decision: &str) -> bool {
@@ -112,6 +115,17 @@ fn prepare(case: &Case, sandbox: &Sandbox) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(target, path).unwrap();
     }
+    for (name, text) in case
+        .table
+        .get("setup_texts")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        let path = sandbox.workspace.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text.as_str().unwrap()).unwrap();
+    }
 }
 
 /// Decides `cases` in one `check` run inside `sandbox`: each case with its decision and reasons.
@@ -120,7 +134,13 @@ fn decide<'c>(cases: &[&'c Case], sandbox: &Sandbox) -> Vec<(&'c Case, String, V
         .iter()
         .map(|case| {
             let mut short = substitute(&case.table, sandbox);
-            for key in ["expect", "why", "setup_files", "setup_symlinks"] {
+            for key in [
+                "expect",
+                "why",
+                "setup_files",
+                "setup_symlinks",
+                "setup_texts",
+            ] {
                 short.as_object_mut().unwrap().remove(key);
             }
             acp_gate::shorthand::params(&short).unwrap()

@@ -45,7 +45,8 @@ impl SandboxState {
     /// - `log`: at most 32 lines of 2000 characters, control characters removed.
     /// - `paths.resolve`: facts about the request's own paths, from its `cwd` and `home`; its
     ///   workspace roots as `roots` first found them. `paths.entries`: the names in a
-    ///   directory, at most `MAX_ENTRIES` of them (never their contents).
+    ///   directory, at most `MAX_ENTRIES` of them (never their contents). `paths.patch-files`:
+    ///   the names a patch file's headers give (`acp_gate_shell::patch`), never the rest of it.
     /// - `shell.parse`: a command read in the request's `cwd` and `home`, on a thread of the
     ///   host's, up to `shell::MAX_COMMAND` bytes (see [`super::shell`]).
     pub(super) fn new(limits: Limits, roots: Arc<crate::paths::Roots>) -> SandboxState {
@@ -114,6 +115,36 @@ impl paths::Host for SandboxState {
 
     fn entries(&mut self, dir: String) -> Result<Vec<String>, String> {
         self.list(&dir)
+    }
+
+    fn patch_files(&mut self, file: String) -> Result<Vec<paths::PatchedFile>, String> {
+        use acp_gate_shell::patch::Change;
+        use std::io::Read;
+        let path = crate::paths::expand(&file, &self.cwd, &self.home);
+        let failed = |e: std::io::Error| format!("{}: {e}", path.display());
+        let mut text = String::new();
+        let read = std::fs::File::open(&path)
+            .map_err(failed)?
+            .take(acp_gate_shell::patch::MAX_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(failed)?;
+        if read as u64 > acp_gate_shell::patch::MAX_BYTES {
+            return Err(format!("{}: larger than 1 MiB", path.display()));
+        }
+        let files =
+            acp_gate_shell::patch::files(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(files
+            .into_iter()
+            .map(|f| paths::PatchedFile {
+                path: f.path,
+                change: match f.change {
+                    Change::Modify => paths::PatchChange::Modify,
+                    Change::Create => paths::PatchChange::Create,
+                    Change::Delete => paths::PatchChange::Delete,
+                    Change::Symlink => paths::PatchChange::Symlink,
+                },
+            })
+            .collect())
     }
 }
 

@@ -49,6 +49,10 @@ pub const RULES: &[(&str, &str)] = &[
         "ask: a glob that may expand to a file named like an option (rm *, find . *) without -- or ./",
     ),
     (
+        "patch-unread",
+        "ask: applying a patch whose files are not known (from a pipe, not a unified or git diff) or that makes a symbolic link",
+    ),
+    (
         "env-dump",
         "ask: prints every environment variable (env, printenv, export -p, set, declare -p, ps e)",
     ),

@@ -1,15 +1,15 @@
 //! What the checker knows about a request beyond its command: the home directory, the working
 //! directory, the workspace roots, the config, the sensitive paths built from them, and where
-//! a path really leads (the host follows its symlinks: `paths.resolve`) and what a directory
-//! holds (`paths.entries`).
+//! a path really leads (the host follows its symlinks: `paths.resolve`), what a directory
+//! holds (`paths.entries`) and which files a patch changes (`paths.patch-files`).
 
 use std::cell::{OnceCell, RefCell};
 
-use acp_gate_plugin::Resolution;
 use acp_gate_plugin::sensitive::{
     Needs, PROJECT_CODE, PROJECT_CODE_NEEDS, PathGlob, RUNS_CODE, RUNS_CODE_NEEDS, SECRETS,
     SECRETS_NEEDS, holds_no_secret,
 };
+use acp_gate_plugin::{PatchedFile, Resolution};
 use acp_gate_shell::Command as Invocation;
 use acp_gate_shell::paths::join;
 
@@ -23,6 +23,9 @@ pub trait Disk {
     fn resolve(&self, path: &str) -> Resolution;
     /// The names in a directory (`paths.entries`); `None` when it cannot be listed.
     fn entries(&self, dir: &str) -> Option<Vec<String>>;
+    /// The files a patch file changes (`paths.patch-files`); `None` when it cannot be read as
+    /// a unified or git diff.
+    fn patch_files(&self, file: &str) -> Option<Vec<PatchedFile>>;
 }
 
 /// A checker without a file system: every path is what it says, and nothing is there.
@@ -39,6 +42,10 @@ impl Disk for AsWritten {
     }
 
     fn entries(&self, _: &str) -> Option<Vec<String>> {
+        None
+    }
+
+    fn patch_files(&self, _: &str) -> Option<Vec<PatchedFile>> {
         None
     }
 }
@@ -201,6 +208,11 @@ impl<'a> Context<'a> {
     /// directory is not known or cannot be listed.
     pub(crate) fn entries_here(&self, inv: &Invocation) -> Option<Vec<String>> {
         self.disk.entries(&self.absolute(inv, ".")?)
+    }
+
+    /// The files the patch `text` (named where `inv` runs) changes; `None` when it is not known.
+    pub(crate) fn patch_files(&self, inv: &Invocation, text: &str) -> Option<Vec<PatchedFile>> {
+        self.disk.patch_files(&self.absolute(inv, text)?)
     }
 
     pub(crate) fn root(&self, abs: &str) -> Option<&'static str> {

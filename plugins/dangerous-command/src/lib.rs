@@ -168,6 +168,10 @@ impl Disk for Host {
     fn entries(&self, dir: &str) -> Option<Vec<String>> {
         acp_gate_plugin::dir_entries(dir).ok()
     }
+
+    fn patch_files(&self, file: &str) -> Option<Vec<acp_gate_plugin::PatchedFile>> {
+        acp_gate_plugin::patch_files(file).ok()
+    }
 }
 
 acp_gate_plugin::export_plugin!(DangerousCommand);

@@ -3,7 +3,8 @@
 //! chain would: an abstention becomes the chain's default, ask. The host's end-to-end test runs
 //! the same files through the real binary.
 
-use acp_gate_plugin::Resolution;
+use acp_gate_plugin::{PatchChange, PatchedFile, Resolution};
+use acp_gate_shell::patch::Change;
 use dangerous_command::judgement::{Level, level_of};
 use dangerous_command::testing::{argv_request, request};
 use dangerous_command::{Config, Disk, evaluate, evaluate_on};
@@ -43,12 +44,14 @@ fn case_request(case: &toml::Value) -> Option<acp_gate_plugin::Request> {
 }
 
 /// A host whose file system holds the case's `setup_symlinks` (in the workspace, targets with
-/// `$HOME` and `$WORKSPACE` substituted) and `setup_files` (in the workspace, with their
-/// directories) and nothing else: a path resolves as the kernel would walk it, each link
+/// `$HOME` and `$WORKSPACE` substituted), `setup_files` (in the workspace, with their
+/// directories) and `setup_texts` (files with contents) and nothing else: a path resolves as the kernel would walk it, each link
 /// followed and each `..` applied after it; a directory lists the names of both under it.
 struct Sandbox {
     links: Vec<(String, String)>,
     files: Vec<String>,
+    /// `setup_texts`: files with contents (in the workspace).
+    texts: Vec<(String, String)>,
 }
 
 fn host(case: &toml::Value) -> Sandbox {
@@ -71,7 +74,25 @@ fn host(case: &toml::Value) -> Sandbox {
         .flatten()
         .map(|file| format!("{WORKSPACE}/{}", file.as_str().unwrap()))
         .collect();
-    Sandbox { links, files }
+    let texts: Vec<(String, String)> = case
+        .get("setup_texts")
+        .and_then(|t| t.as_table())
+        .into_iter()
+        .flatten()
+        .map(|(name, text)| {
+            let text = text.as_str().unwrap().to_owned();
+            (format!("{WORKSPACE}/{name}"), text)
+        })
+        .collect();
+    let files = files
+        .into_iter()
+        .chain(texts.iter().map(|(name, _)| name.clone()))
+        .collect();
+    Sandbox {
+        links,
+        files,
+        texts,
+    }
 }
 
 impl Disk for Sandbox {
@@ -119,6 +140,25 @@ impl Disk for Sandbox {
         names.sort();
         names.dedup();
         Some(names)
+    }
+
+    fn patch_files(&self, file: &str) -> Option<Vec<PatchedFile>> {
+        let (_, text) = self.texts.iter().find(|(name, _)| name == file)?;
+        let files = acp_gate_shell::patch::files(text).ok()?;
+        Some(
+            files
+                .into_iter()
+                .map(|f| PatchedFile {
+                    path: f.path,
+                    change: match f.change {
+                        Change::Modify => PatchChange::Modify,
+                        Change::Create => PatchChange::Create,
+                        Change::Delete => PatchChange::Delete,
+                        Change::Symlink => PatchChange::Symlink,
+                    },
+                })
+                .collect(),
+        )
     }
 }
 

@@ -15,7 +15,7 @@ pub mod bindings {
     });
 }
 
-pub use bindings::acp_gate::plugin::paths::Resolution;
+pub use bindings::acp_gate::plugin::paths::{PatchChange, PatchedFile, Resolution};
 pub use bindings::acp_gate::plugin::types::{
     Access, CommandLine, Diff, OptionKind, PathRef, PermissionOption, Request, RequestSource,
     ToolKind, Verdict,
@@ -307,4 +307,10 @@ pub fn resolve_path(path: &str) -> Resolution {
 /// The names in a directory on the host, sorted (requires the `paths` grant).
 pub fn dir_entries(dir: &str) -> Result<Vec<String>, String> {
     bindings::acp_gate::plugin::paths::entries(dir)
+}
+
+/// The files a patch file on the host changes, as its headers name them (requires the `paths`
+/// grant).
+pub fn patch_files(file: &str) -> Result<Vec<PatchedFile>, String> {
+    bindings::acp_gate::plugin::paths::patch_files(file)
 }

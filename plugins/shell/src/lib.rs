@@ -15,12 +15,15 @@
 //!   `--opt=value`, `--`), against a table of the options it takes;
 //! - [`paths`] makes the paths a command names absolute;
 //! - [`subcommand`] knows the global options common CLIs take before their sub-command;
-//! - [`programs`] knows programs by name (shells, interpreters, fetchers, decoders).
+//! - [`programs`] knows programs by name (shells, interpreters, fetchers, decoders);
+//! - [`patch`] reads which files a patch changes from its headers (the host's
+//!   `paths.patch-files`).
 
 pub mod arg;
 pub mod command;
 pub mod environment;
 pub mod options;
+pub mod patch;
 pub mod paths;
 pub mod programs;
 pub mod scan;

@@ -8,15 +8,15 @@
 //! rules ask about, with every command that throws away what git keeps nowhere else).
 //! A file they overwrite, move or delete is judged as the path validator judges an edit of it:
 //! in the workspace and not sensitive. A secret is never staged silently. Not listed, so asked:
-//! interactive forms (`-p`, `-i`, `-e`), `--pathspec-from-file`, `-f`/`--force`, signing,
-//! `git apply` applying (the files a patch changes are in the patch, which the checker does not
-//! read: any file of the work tree, `.cargo/config.toml` or a build script too).
+//! interactive forms (`-p`, `-i`, `-e`), `--pathspec-from-file`, `-f`/`--force`, signing.
+//! `git apply` and `git am` are judged by the files their patches change (`super::patches`).
 
 use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 use acp_gate_shell::paths::is_same_or_ancestor;
 
 use super::Judge;
+use super::patches::{self, Strip};
 use crate::git_call::place_in;
 use crate::judgement::Effect;
 use crate::targets::{aims_at_secret, is_secret};
@@ -369,9 +369,11 @@ const INIT: &[Opt] = &[
     ("--ref-format", Literal),
 ];
 
-/// `git apply`'s options when it only checks or summarises a patch (`--check`, `--stat`,
-/// `--numstat`, `--summary`; without `--apply`, nothing is written).
-const APPLY_CHECK: &[Opt] = &[
+/// `git apply`'s options: how a patch is matched and what is printed; with `--check`, `--stat`,
+/// `--numstat` or `--summary` (and no `--apply`) nothing is written.
+const APPLY: &[Opt] = &[
+    ("--apply", Flag),
+    ("--reject", Flag),
     ("--check", Flag),
     ("--stat", Flag),
     ("--numstat", Flag),
@@ -489,7 +491,8 @@ pub(super) fn judge(judge: &mut Judge, sub: &str, rest: &[Arg], dirs: &[Arg]) ->
         // An interactive rebase runs the sequence editor.
         "pull" if rest.iter().any(|a| a.text.starts_with("--rebase=i")) => return Some(false),
         "pull" => (&[FETCH, MERGING, MERGE, PULL], Operands::Remote),
-        "apply" => return Some(apply_check(judge, rest, dirs)),
+        "apply" => return Some(apply(judge, rest, dirs)),
+        "am" => return Some(am(judge, rest, dirs)),
         "bisect" => return Some(bisect(judge, rest)),
         _ => return None,
     };
@@ -660,8 +663,8 @@ fn stash(judge: &mut Judge, rest: &[Arg], dirs: &[Arg]) -> bool {
 
 /// `git apply --check|--stat|--numstat|--summary PATCH...`: the patch files are read (from
 /// the `-C` directory git runs in), nothing is applied.
-fn apply_check(judge: &mut Judge, rest: &[Arg], dirs: &[Arg]) -> bool {
-    let items = parse(rest, &[APPLY_CHECK], Style::Gnu);
+fn apply(judge: &mut Judge, rest: &[Arg], dirs: &[Arg]) -> bool {
+    let items = parse(rest, &[APPLY], Style::Gnu);
     let only_reads = items.iter().any(|i| {
         matches!(
             i,
@@ -670,11 +673,22 @@ fn apply_check(judge: &mut Judge, rest: &[Arg], dirs: &[Arg]) -> bool {
                 ..
             }
         )
+    }) && !items.iter().any(|i| {
+        matches!(
+            i,
+            Item::Option {
+                name: "--apply",
+                ..
+            }
+        )
     });
-    only_reads
-        && options_safe(judge, &items, false)
-        && items.iter().all(|i| match i {
-            Item::Operand(a) => place_in(dirs, &a.text).is_some_and(|placed| {
+    if !options_safe(judge, &items, false) {
+        return false;
+    }
+    let operands: Vec<&Arg> = items.iter().filter_map(Item::operand).collect();
+    if only_reads {
+        return operands.iter().all(|a| {
+            place_in(dirs, &a.text).is_some_and(|placed| {
                 judge.path(
                     &Arg {
                         text: placed,
@@ -682,9 +696,76 @@ fn apply_check(judge: &mut Judge, rest: &[Arg], dirs: &[Arg]) -> bool {
                     },
                     Read,
                 )
-            }),
-            _ => true,
-        })
+            })
+        });
+    }
+    applying(judge, &items, &operands, dirs)
+}
+
+/// `git apply` applying, or `git am`: the files the patches change, judged as their edits
+/// (see [`super::patches`]); `--directory` puts them elsewhere, so is not listed for it.
+fn applying(judge: &mut Judge, items: &[Item], patches: &[&Arg], dirs: &[Arg]) -> bool {
+    let mut strip = Strip::Dirs(1);
+    let mut reverse = false;
+    for item in items {
+        match item {
+            Item::Option {
+                name: "-p",
+                arg: Some(value),
+                ..
+            } => match Strip::parse(value) {
+                Some(s) => strip = s,
+                None => return false,
+            },
+            Item::Option {
+                name: "-R" | "--reverse",
+                ..
+            } => reverse = true,
+            Item::Option {
+                name: "--directory",
+                ..
+            } => return false,
+            _ => {}
+        }
+    }
+    patches::applies(judge, patches, dirs, strip, reverse)
+}
+
+/// `git am`'s options that change how a mail's patch is read and recorded, not which files it
+/// changes (no `--directory`, no interactive `-i`, no resuming a run the checker did not see).
+const AM: &[Opt] = &[
+    ("-3", Flag),
+    ("--3way", Flag),
+    ("-s", Flag),
+    ("--signoff", Flag),
+    ("-k", Flag),
+    ("--keep", Flag),
+    ("--keep-non-patch", Flag),
+    ("--keep-cr", Flag),
+    ("-c", Flag),
+    ("--scissors", Flag),
+    ("-m", Flag),
+    ("--message-id", Flag),
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("-u", Flag),
+    ("--utf8", Flag),
+    ("-p", Literal),
+    ("-C", Literal),
+    ("--whitespace", Literal),
+    ("--ignore-whitespace", Flag),
+    ("--ignore-space-change", Flag),
+    ("--reject", Flag),
+    ("--committer-date-is-author-date", Flag),
+    ("--ignore-date", Flag),
+    ("--no-gpg-sign", Flag),
+    ("--empty", Literal),
+];
+
+fn am(judge: &mut Judge, rest: &[Arg], dirs: &[Arg]) -> bool {
+    let items = parse(rest, &[AM], Style::Gnu);
+    let patches: Vec<&Arg> = items.iter().filter_map(Item::operand).collect();
+    options_safe(judge, &items, false) && applying(judge, &items, &patches, dirs)
 }
 
 /// `git bisect start|good|bad|new|old|skip|reset|log|terms|visualize`: each step checks out a

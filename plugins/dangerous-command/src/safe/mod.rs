@@ -28,6 +28,7 @@ mod git;
 mod git_work;
 mod inline;
 mod js;
+mod patches;
 mod python;
 mod scripts;
 mod search;
@@ -168,6 +169,7 @@ impl Judge<'_, '_, '_> {
                     None => search::judge(self, name, args)
                         .or_else(|| shell::judge(self, name, args))
                         .or_else(|| changes::judge(self, name, args))
+                        .or_else(|| patches::judge(self, name, args))
                         .or_else(|| archives::judge(self, name, args))
                         .or_else(|| files::judge(self, name, args))
                         .or_else(|| scripts::judge(self, name, args).map(|ok| ok && local))

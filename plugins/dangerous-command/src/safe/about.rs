@@ -4,7 +4,9 @@
 //! name); a subcommand's help for the CLIs that print it before running anything (`git commit
 //! --help`, `cargo test --help`, `docker run --help`: one subcommand word, since `docker run
 //! IMAGE --help` hands `--help` to the container); `help`, `man`, `info`, `whatis`, `apropos`,
-//! `hash`. A program named by a path (`./tool --help`) is the workspace's code, judged as such.
+//! `hash`; and what a toolchain reports of itself (`rustup show`, `rustc --print sysroot`,
+//! `docker info`). A program named by a path (`./tool --help`) is the workspace's code, judged
+//! as such.
 
 use acp_gate_shell::Arg;
 
@@ -66,6 +68,25 @@ const SUBCOMMAND_HELP: &[&str] = &[
     "tofu",
 ];
 
+/// Whole commands that print what a toolchain is made of or has installed (from each one's
+/// manual): the words exactly, `*` standing for one plain word. `rustup show` no longer
+/// installs the toolchain a workspace names (rustup 1.28); `npm run` alone lists the scripts.
+const INSPECT: &[(&str, &[&str])] = &[
+    ("rustup", &["show"]),
+    ("rustup", &["show", "*"]),
+    ("rustup", &["toolchain", "list"]),
+    ("rustup", &["target", "list"]),
+    ("rustup", &["target", "list", "--installed"]),
+    ("rustup", &["component", "list"]),
+    ("rustup", &["component", "list", "--installed"]),
+    ("rustc", &["--print", "*"]),
+    ("rustc", &["-vV"]),
+    ("docker", &["info"]),
+    ("podman", &["info"]),
+    ("npm", &["run"]),
+    ("pnpm", &["run"]),
+];
+
 /// Programs whose whole job is showing documentation, with their harmless options.
 const MANUALS: &[(&str, &[&str])] = &[
     ("man", &["-a", "-k", "-f", "-w"]),
@@ -113,7 +134,15 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
         }
         _ => false,
     };
-    if about {
+    let inspects = INSPECT.iter().any(|(program, words)| {
+        *program == name
+            && words.len() == args.len()
+            && words
+                .iter()
+                .zip(args)
+                .all(|(w, a)| if *w == "*" { plain(a) } else { a.is(w) })
+    });
+    if about || inspects {
         return Some(true);
     }
     if let Some((_, options)) = MANUALS.iter().find(|(n, _)| *n == name) {

@@ -368,6 +368,14 @@ const MAKE: &[Opt] = &[
     ("--warn-undefined-variables", Flag),
     ("-q", Flag),
     ("--question", Flag),
+    // Printing what would run, and the rules: the makefile is read (and its `$(shell ...)`
+    // run) as for a build.
+    ("-n", Flag),
+    ("--dry-run", Flag),
+    ("--just-print", Flag),
+    ("--recon", Flag),
+    ("-p", Flag),
+    ("--print-data-base", Flag),
 ];
 
 fn make(judge: &mut Judge, args: &[Arg]) -> bool {

@@ -432,6 +432,23 @@ const FETCH: &[Opt] = &[
     ("--verbose", Flag),
 ];
 
+/// `git ls-remote`'s options: which refs of a configured remote are printed, and how.
+const LS_REMOTE: &[Opt] = &[
+    ("-h", Flag),
+    ("--heads", Flag),
+    ("-b", Flag),
+    ("--branches", Flag),
+    ("-t", Flag),
+    ("--tags", Flag),
+    ("--refs", Flag),
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("--exit-code", Flag),
+    ("--get-url", Flag),
+    ("--symref", Flag),
+    ("--sort", Literal),
+];
+
 /// `git pull`'s own options beyond its fetch's and its merge's.
 const PULL: &[Opt] = &[("-r", Flag), ("--rebase", Optional), ("--no-rebase", Flag)];
 
@@ -488,6 +505,7 @@ pub(super) fn judge(judge: &mut Judge, sub: &str, rest: &[Arg], dirs: &[Arg]) ->
         }
         "init" => (&[INIT], Operands::Create),
         "fetch" => (&[FETCH], Operands::Remote),
+        "ls-remote" => (&[LS_REMOTE], Operands::Remote),
         // An interactive rebase runs the sequence editor.
         "pull" if rest.iter().any(|a| a.text.starts_with("--rebase=i")) => return Some(false),
         "pull" => (&[FETCH, MERGING, MERGE, PULL], Operands::Remote),

@@ -1152,7 +1152,87 @@ fn cmake_build(judge: &mut Judge, args: &[Arg]) -> bool {
 
 /// The toolchains of this module (and CMake, whose configuring is `build`'s); `None` for another
 /// program.
+/// The GitHub CLI's reads of the repository's own pull requests, issues, runs, releases and
+/// workflows (from `gh help`): what a person reviewing the work looks at, through the
+/// account `gh` is logged in with, on the host it is configured for. Not listed: `-R`/`--repo`
+/// (another repository, or another host), `--web` (a browser), `--watch` (never ends), and
+/// every verb that writes (`create`, `merge`, `comment`, `checkout`, ...) or calls the API
+/// freely (`gh api`).
+const GH_READS: &[(&str, &[&str])] = &[
+    ("pr", &["list", "view", "status", "checks", "diff"]),
+    ("issue", &["list", "view", "status"]),
+    ("run", &["list", "view"]),
+    ("release", &["list", "view"]),
+    ("workflow", &["list", "view"]),
+    ("repo", &["view"]),
+];
+
+const GH: &[Opt] = &[
+    ("--json", Literal),
+    ("-q", Literal),
+    ("--jq", Literal),
+    ("-t", Literal),
+    ("--template", Literal),
+    ("-L", Literal),
+    ("--limit", Literal),
+    ("-s", Literal),
+    ("--state", Literal),
+    ("-A", Literal),
+    ("--author", Literal),
+    ("-a", Literal),
+    ("--assignee", Literal),
+    ("-l", Literal),
+    ("--label", Literal),
+    ("-B", Literal),
+    ("--base", Literal),
+    ("-H", Literal),
+    ("--head", Literal),
+    ("-S", Literal),
+    ("--search", Literal),
+    ("-b", Literal),
+    ("--branch", Literal),
+    ("-c", Flag),
+    ("--comments", Flag),
+    ("--log", Flag),
+    ("--log-failed", Flag),
+    ("--name-only", Flag),
+    ("--patch", Flag),
+    ("--color", Literal),
+    ("--exit-status", Flag),
+    ("--required", Flag),
+    ("-j", Literal),
+    ("--job", Literal),
+    ("-u", Literal),
+    ("--user", Literal),
+    ("-w", Literal),
+    ("--workflow", Literal),
+    ("-e", Literal),
+    ("--event", Literal),
+];
+
+fn gh(judge: &mut Judge, args: &[Arg]) -> bool {
+    let [group, verb, rest @ ..] = args else {
+        return false;
+    };
+    GH_READS
+        .iter()
+        .any(|(g, verbs)| group.is(g) && verbs.iter().any(|v| verb.is(v)))
+        && judge.program(
+            rest,
+            &Program {
+                names: &[],
+                options: &[GH],
+                lead: &[],
+                rest: Literal,
+                style: Style::Gnu,
+            },
+        )
+}
+
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
+    if name == "gh" {
+        return Some(gh(judge, args));
+    }
     if name == "cmake" {
         return Some(
             matches!(args, [v] if v.is("--version"))

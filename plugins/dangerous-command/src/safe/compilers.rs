@@ -1,6 +1,6 @@
 //! Compilers run on the workspace's sources, and the JVM running the classes they made: the C
-//! family (gcc, g++, cc, clang, clang++), javac, and `java` (options from GCC's and Clang's
-//! manuals and the JDK's tool references). Their outputs are writes and their include paths,
+//! family (gcc, g++, cc, clang, clang++) and its analysers (clang-tidy, cppcheck), javac, and
+//! `java` (options from GCC's, Clang's and cppcheck's manuals and the JDK's tool references). Their outputs are writes and their include paths,
 //! class paths and sources reads, each judged as the path validator judges it; a program run
 //! is the workspace's when what it loads is in the workspace, as `cargo run` is. Not listed,
 //! so asked: options that run or load another program (`-B`, `-wrapper`, `-specs`, `-fplugin`,
@@ -10,8 +10,9 @@
 
 use acp_gate_shell::Arg;
 
-use super::Judge;
-use acp_gate_shell::options::Value::{self, Literal, Read, Write};
+use super::{Judge, Program};
+use acp_gate_shell::options::Style;
+use acp_gate_shell::options::Value::{self, Flag, Literal, Read, Write};
 
 /// The C family's options: `(spelling, value)`, where a value may follow as the next word or
 /// be glued (`-o out`, `-oout`, `-Iinclude`).
@@ -289,8 +290,60 @@ fn java(judge: &mut Judge, args: &[Arg]) -> bool {
     main && super::scripts::script_args(judge, rest)
 }
 
-/// Compilers and the JVM; `None` for another program.
+/// The C family's static analysers: they read the sources (and a compilation database) and
+/// print. Not listed: `clang-tidy --load` (a plugin), `--fix` (rewrites; asked until judged),
+/// cppcheck's `--addon` (runs a script) and `--rule-file`.
+const ANALYSERS: &[Program] = &[
+    Program {
+        names: &["clang-tidy"],
+        // LLVM's options: one or two dashes, the names listed with one.
+        options: &[&[
+            ("-p", Read),
+            ("-checks", Literal),
+            ("-warnings-as-errors", Literal),
+            ("-header-filter", Literal),
+            ("-quiet", Flag),
+            ("-use-color", Flag),
+            ("-list-checks", Flag),
+            ("-extra-arg", Literal),
+            ("-config-file", Read),
+        ]],
+        lead: &[],
+        rest: Read,
+        style: Style::Single,
+    },
+    Program {
+        names: &["cppcheck"],
+        options: &[&[
+            ("--enable", Literal),
+            ("--std", Literal),
+            ("--language", Literal),
+            ("--error-exitcode", Literal),
+            ("--inline-suppr", Flag),
+            ("--quiet", Flag),
+            ("-q", Flag),
+            ("-j", Literal),
+            ("-I", Read),
+            ("-D", Literal),
+            ("-U", Literal),
+            ("--suppress", Literal),
+            ("--template", Literal),
+            ("--platform", Literal),
+            ("--check-level", Literal),
+            ("--xml", Flag),
+            ("--force", Flag),
+        ]],
+        lead: &[],
+        rest: Read,
+        style: Style::Gnu,
+    },
+];
+
+/// Compilers, their analysers and the JVM; `None` for another program.
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
+    if let Some(program) = ANALYSERS.iter().find(|p| p.names.contains(&name)) {
+        return Some(judge.program(args, program));
+    }
     Some(match name {
         "gcc" | "g++" | "cc" | "c++" | "clang" | "clang++" => c_compiler(judge, args),
         "javac" => jvm_options(judge, args, JAVAC, false).is_some(),

@@ -191,6 +191,65 @@ pub(super) const PROGRAMS: &[Program] = &[
         rest: Read,
         style: Style::Gnu,
     },
+    // pyright's `--pythonpath` runs the interpreter it names, and `--watch` never ends.
+    Program {
+        names: &["pyright", "basedpyright"],
+        options: &[
+            &[
+                ("-p", Read),
+                ("--project", Read),
+                ("--outputjson", Flag),
+                ("--level", Literal),
+                ("--pythonversion", Literal),
+                ("--pythonplatform", Literal),
+                ("--stats", Flag),
+                ("--warnings", Flag),
+                ("--threads", Optional),
+                ("--skipunannotated", Flag),
+            ],
+            VERBOSITY,
+        ],
+        lead: &[],
+        rest: Read,
+        style: Style::Gnu,
+    },
+    Program {
+        names: &["bandit"],
+        options: &[
+            &[
+                ("-r", Recurse),
+                ("--recursive", Recurse),
+                ("-l", Flag),
+                ("-ll", Flag),
+                ("-lll", Flag),
+                ("-i", Flag),
+                ("-ii", Flag),
+                ("-iii", Flag),
+                ("--severity-level", Literal),
+                ("--confidence-level", Literal),
+                ("-f", Literal),
+                ("--format", Literal),
+                ("-o", Write),
+                ("--output", Write),
+                ("-q", Flag),
+                ("--quiet", Flag),
+                ("-s", Literal),
+                ("--skip", Literal),
+                ("-t", Literal),
+                ("--tests", Literal),
+                ("-x", Literal),
+                ("--exclude", Literal),
+                ("-c", Read),
+                ("--configfile", Read),
+                ("-n", Literal),
+                ("--number", Literal),
+            ],
+            VERBOSITY,
+        ],
+        lead: &[],
+        rest: Read,
+        style: Style::Gnu,
+    },
     // `autopep8` and `yapf` print the formatted files unless told to rewrite them in place.
     Program {
         names: &["autopep8", "yapf"],
@@ -340,9 +399,39 @@ fn pip(judge: &mut Judge, args: &[Arg]) -> bool {
 }
 
 /// Modules of the standard library `python -m` runs that only read and write files they are
-/// given: `json.tool` (a file in, a file out), `venv` (a directory made; never `--clear`, which
-/// empties one, nor `--upgrade-deps`, which downloads).
+/// given, or run the workspace's tests: `json.tool` (a file in, a file out), `venv` (a
+/// directory made; never `--clear`, which empties one, nor `--upgrade-deps`, which downloads),
+/// `unittest` (the tests of a start directory in the workspace, by name or pattern).
 const MODULES: &[Program] = &[
+    Program {
+        names: &["unittest"],
+        options: &[
+            &[
+                ("-q", Flag),
+                ("--quiet", Flag),
+                ("-f", Flag),
+                ("--failfast", Flag),
+                ("-b", Flag),
+                ("--buffer", Flag),
+                ("-c", Flag),
+                ("--catch", Flag),
+                ("--locals", Flag),
+                ("--durations", Literal),
+                ("-k", Literal),
+                ("-s", Read),
+                ("--start-directory", Read),
+                ("-p", Literal),
+                ("--pattern", Literal),
+                ("-t", Read),
+                ("--top-level-directory", Read),
+            ],
+            VERBOSITY,
+        ],
+        lead: &[],
+        // `discover`, test modules, classes and methods by their dotted names.
+        rest: Literal,
+        style: Style::Gnu,
+    },
     Program {
         names: &["json.tool"],
         options: &[&[
@@ -371,6 +460,92 @@ const MODULES: &[Program] = &[
         style: Style::Gnu,
     },
 ];
+
+/// coverage.py's `run` options (`coverage help run`): what is measured and where it is kept.
+const COVERAGE_RUN: Program = Program {
+    names: &[],
+    options: &[&[
+        ("-a", Flag),
+        ("--append", Flag),
+        ("--branch", Flag),
+        ("--concurrency", Literal),
+        ("--context", Literal),
+        ("--data-file", Write),
+        ("--include", Literal),
+        ("--omit", Literal),
+        ("--source", Literal),
+        ("-p", Flag),
+        ("--parallel-mode", Flag),
+        ("--rcfile", Read),
+        ("--timid", Flag),
+    ]],
+    lead: &[],
+    rest: Flag,
+    style: Style::Gnu,
+};
+
+/// coverage.py's reports (`report`, `html`, `xml`, `json`, `lcov`), `combine` and `erase`:
+/// the data file read, a report written.
+const COVERAGE_REPORT: Program = Program {
+    names: &[],
+    options: &[&[
+        ("-m", Flag),
+        ("--show-missing", Flag),
+        ("--skip-covered", Flag),
+        ("--skip-empty", Flag),
+        ("--fail-under", Literal),
+        ("--precision", Literal),
+        ("--format", Literal),
+        ("--sort", Literal),
+        ("-i", Flag),
+        ("--ignore-errors", Flag),
+        ("--include", Literal),
+        ("--omit", Literal),
+        ("--data-file", Read),
+        ("--rcfile", Read),
+        ("-d", Write),
+        ("--directory", Write),
+        ("-o", Write),
+        ("-q", Flag),
+        ("--quiet", Flag),
+        ("--pretty-print", Flag),
+        ("--title", Literal),
+        ("-a", Flag),
+        ("--append", Flag),
+        ("--keep", Flag),
+    ]],
+    // The source files reported on, or the data files combined.
+    lead: &[],
+    rest: Read,
+    style: Style::Gnu,
+};
+
+/// `coverage run [OPTIONS] (-m MODULE | SCRIPT) ARGS`: the module or script judged as `python`
+/// running it is; the reports and data commands by their options.
+fn coverage(judge: &mut Judge, args: &[Arg]) -> bool {
+    let Some((sub, rest)) = args.split_first().filter(|(s, _)| !s.dynamic) else {
+        return false;
+    };
+    match sub.text.as_str() {
+        "run" => {
+            let at = rest
+                .iter()
+                .position(|a| a.is("-m") || !a.text.starts_with('-'))
+                .unwrap_or(rest.len());
+            at < rest.len()
+                && judge.program(&rest[..at], &COVERAGE_RUN)
+                && if rest[at].is("-m") {
+                    super::python::judge(judge, "python", &rest[at..]) == Some(true)
+                } else {
+                    super::scripts::judge(judge, "python", &rest[at..]) == Some(true)
+                }
+        }
+        "report" | "html" | "xml" | "json" | "lcov" | "combine" | "erase" => {
+            judge.program(rest, &COVERAGE_REPORT)
+        }
+        _ => false,
+    }
+}
 
 /// Modules `python -m` runs that are one of the programs above (or of the standard library).
 fn module_program(module: &str) -> Option<&'static Program> {
@@ -411,6 +586,7 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
     let stem = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     match stem {
         "pip" => Some(pip(judge, args)),
+        "coverage" => Some(coverage(judge, args)),
         "ruff" => Some(
             args.first()
                 .is_some_and(|a| a.is("check") || a.is("format"))
@@ -426,13 +602,6 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
             }
             if module.is("pip") {
                 return Some(pip(judge, rest));
-            }
-            if module.is("unittest") {
-                return Some(rest.iter().all(|a| {
-                    !a.dynamic
-                        && (matches!(a.text.as_str(), "-v" | "-q" | "-f" | "-b" | "discover")
-                            || !a.text.starts_with('-'))
-                }));
             }
             let program = module_program(&module.text)?;
             let reports = !program.names.contains(&"pytest") || coverage_reports(judge, rest);

@@ -2,7 +2,7 @@
 //! the workspace, or print what it is made of (tox, nox, Hatch, Poetry, uv, PDM, Rake, RSpec,
 //! RuboCop, Mix, Zig, Meson, Ninja, CTest, `cmake --build`, .NET, Swift, golangci-lint,
 //! staticcheck, shellcheck, sbt, Leiningen, Cabal, Stack, Dune, rebar3, Bazel, Buck2, Pants, PHPUnit,
-//! Composer, Deno; options from each one's `--help` and manual), and the read-only listings
+//! Composer, Deno, Rails, pre-commit; options from each one's `--help` and manual), and the read-only listings
 //! of Docker and Podman (`ps`, `images`). These run the workspace's own
 //! code and fetch what its manifest or lockfile declares, as `cargo test` does (`uv sync`,
 //! `dotnet restore`, `swift build` do what the build does first). Not listed, so asked:
@@ -406,6 +406,20 @@ const CMAKE_BUILD: &[Opt] = &[
     ("--verbose", Flag),
 ];
 
+const DOTNET_RUN: &[Opt] = &[
+    ("--project", Read),
+    ("-c", Literal),
+    ("--configuration", Literal),
+    ("-f", Literal),
+    ("--framework", Literal),
+    ("--no-build", Flag),
+    ("--no-restore", Flag),
+    ("--launch-profile", Literal),
+    ("--no-launch-profile", Flag),
+    ("-v", Literal),
+    ("--verbosity", Literal),
+];
+
 const DOTNET: &[Opt] = &[
     ("--nologo", Flag),
     ("-c", Literal),
@@ -750,12 +764,20 @@ const TOOLCHAINS: &[Toolchain] = &[
     Toolchain {
         names: &["dotnet"],
         global: &[],
-        commands: &[Sub {
-            // `restore` is what `build` does first.
-            names: &["build", "test", "format", "restore", "clean", "list"],
-            options: DOTNET,
-            rest: Operands::Of(Read),
-        }],
+        commands: &[
+            Sub {
+                // `restore` is what `build` does first.
+                names: &["build", "test", "format", "restore", "clean", "list"],
+                options: DOTNET,
+                rest: Operands::Of(Read),
+            },
+            // The workspace's own program, as `cargo run` is; its arguments after `--`.
+            Sub {
+                names: &["run"],
+                options: DOTNET_RUN,
+                rest: Operands::Of(Flag),
+            },
+        ],
         bare: None,
         tail: false,
         style: Style::Gnu,
@@ -908,6 +930,52 @@ const COMPOSER: &[Opt] = &[
 /// `deno test|lint|check` and `deno fmt --check`: Deno grants a program nothing it is not given
 /// on the command line, and no `--allow-*` option is here, so the workspace's tests run in
 /// its sandbox.
+const RAILS: &[Opt] = &[
+    ("-v", Flag),
+    ("--verbose", Flag),
+    ("-n", Literal),
+    ("--name", Literal),
+    ("-f", Flag),
+    ("--fail-fast", Flag),
+    ("-b", Flag),
+    ("--backtrace", Flag),
+    ("--seed", Literal),
+    ("-e", Literal),
+    ("--environment", Literal),
+    ("-g", Literal),
+];
+
+const PRE_COMMIT: &[Opt] = &[
+    ("-a", Flag),
+    ("--all-files", Flag),
+    ("--files", Read),
+    ("--hook-stage", Literal),
+    ("--show-diff-on-failure", Flag),
+    ("--from-ref", Literal),
+    ("-s", Literal),
+    ("--source", Literal),
+    ("--to-ref", Literal),
+    ("-o", Literal),
+    ("--origin", Literal),
+    ("-v", Flag),
+    ("--verbose", Flag),
+    ("--color", Literal),
+];
+
+const DENO_FMT: &[Opt] = &[
+    ("--check", Flag),
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("--ext", Literal),
+    ("--ignore", Literal),
+    ("--line-width", Literal),
+    ("--indent-width", Literal),
+    ("--single-quote", Flag),
+    ("--use-tabs", Flag),
+    ("--no-semicolons", Flag),
+    ("--prose-wrap", Literal),
+];
+
 const DENO: &[Opt] = &[
     ("-q", Flag),
     ("--quiet", Flag),
@@ -1041,14 +1109,55 @@ const MORE: &[Toolchain] = &[
         tail: false,
         style: Style::Gnu,
     },
+    // Rails' own runner: the workspace's tests and what it reports of itself.
+    Toolchain {
+        names: &["rails"],
+        global: &[],
+        commands: &[Sub {
+            names: &["test", "test:system", "routes", "about", "stats", "notes"],
+            options: RAILS,
+            rest: Operands::Of(Read),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    // The hooks the workspace's `.pre-commit-config.yaml` declares, at the revisions it pins.
+    Toolchain {
+        names: &["pre-commit"],
+        global: &[],
+        commands: &[
+            Sub {
+                names: &["run"],
+                options: PRE_COMMIT,
+                rest: Operands::Of(Literal),
+            },
+            Sub {
+                names: &["validate-config", "validate-manifest"],
+                options: &[],
+                rest: Operands::Of(Read),
+            },
+        ],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
     Toolchain {
         names: &["deno"],
         global: &[],
-        commands: &[Sub {
-            names: &["test", "lint", "check"],
-            options: DENO,
-            rest: Operands::Of(Read),
-        }],
+        commands: &[
+            Sub {
+                names: &["test", "lint", "check"],
+                options: DENO,
+                rest: Operands::Of(Read),
+            },
+            // Rewrites the workspace's files it is given (all of them without operands).
+            Sub {
+                names: &["fmt"],
+                options: DENO_FMT,
+                rest: Operands::Of(Write),
+            },
+        ],
         bare: None,
         tail: false,
         style: Style::Gnu,

@@ -144,8 +144,9 @@ pub fn parse<'a>(args: &'a [Arg], tables: &[&[Opt]], style: Style) -> Vec<Item<'
             continue;
         }
         if !t.starts_with('-') || t == "-" {
-            // A word only known at run time may turn out to be an option.
-            if a.dynamic && !a.glob {
+            // A word only known at run time may turn out to be an option; a path `find` found
+            // starts with the directory searched.
+            if a.dynamic && !a.glob && a.found_in.is_none() {
                 out.push(Item::Unknown(a));
                 continue;
             }

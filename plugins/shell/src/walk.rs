@@ -676,6 +676,7 @@ impl<'a> Walker<'a> {
             glob: false,
             pipe: true,
             feed,
+            found_in: None,
         }
     }
 

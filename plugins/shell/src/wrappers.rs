@@ -608,14 +608,18 @@ fn xargs(inv: Command) -> Plan {
 fn find(inv: Command) -> Plan {
     let mut steps = Vec::new();
     let mut i = 1;
+    let root = find_root(&inv.argv);
     while i < inv.argv.len() {
         let a = &inv.argv[i];
         if matches!(a.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") && !a.dynamic {
             let end = (i + 1..inv.argv.len())
                 .find(|&k| inv.argv[k].is(";") || inv.argv[k].is("+"))
                 .unwrap_or(inv.argv.len());
+            // `-execdir` runs the command in each file's directory, as `./NAME`.
+            let found_in = root.as_deref().filter(|_| a.is("-exec") || a.is("-ok"));
             steps.extend(
-                placeholder_command(&inv, i + 1, end, &["{}"]).map(|c| Step::Run(Box::new(c))),
+                placeholder_command(&inv, i + 1, end, &["{}"], found_in)
+                    .map(|c| Step::Run(Box::new(c))),
             );
             i = end + 1;
         } else {
@@ -638,19 +642,54 @@ fn fd(inv: Command) -> Plan {
             .unwrap_or(inv.argv.len());
         let placeholders = ["{}", "{/}", "{//}", "{.}", "{/.}"];
         steps.extend(
-            placeholder_command(&inv, k + 1, end, &placeholders).map(|c| Step::Run(Box::new(c))),
+            placeholder_command(&inv, k + 1, end, &placeholders, None)
+                .map(|c| Step::Run(Box::new(c))),
         );
     }
     steps.push(Step::Record(Runs::Nothing));
     Plan::new(inv, steps)
 }
 
-/// The command `find -exec` or `fd -x` runs, with its placeholders standing for unknown paths.
+/// The one directory `find` searches (`.` when it names none), when it is known and followed
+/// through no symlink (`-L`, `-follow`): every file it finds is a path under it.
+fn find_root(argv: &[Arg]) -> Option<String> {
+    let mut words = argv.iter().skip(1).peekable();
+    while let Some(a) = words.next_if(|a| a.text.starts_with('-') && !a.dynamic) {
+        match a.text.as_str() {
+            "-H" | "-P" => {}
+            "-D" => {
+                words.next();
+            }
+            o if o.starts_with("-O") => {}
+            // `-L` follows links; anything else starts the expression.
+            _ => return None,
+        }
+    }
+    let starts: Vec<&Arg> = words
+        .by_ref()
+        .take_while(|a| !(a.text.starts_with(['-', '(', '!', ',']) || a.dynamic))
+        .collect();
+    if argv
+        .iter()
+        .any(|a| a.is("-follow") || a.dynamic && a.text.starts_with('-'))
+    {
+        return None;
+    }
+    match starts.as_slice() {
+        [] => Some(".".to_owned()),
+        [one] if !one.glob && !one.dynamic => Some(one.text.clone()),
+        _ => None,
+    }
+}
+
+/// The command `find -exec` or `fd -x` runs, with its placeholders standing for unknown paths
+/// (for a word that is the placeholder alone, one `found_in` that directory).
 fn placeholder_command(
     inv: &Command,
     start: usize,
     end: usize,
     placeholders: &[&str],
+    found_in: Option<&str>,
 ) -> Option<Command> {
     if start >= end {
         return None;
@@ -658,6 +697,7 @@ fn placeholder_command(
     let mut argv: Vec<Arg> = inv.argv[start..end].to_vec();
     for a in &mut argv {
         if placeholders.iter().any(|p| a.text.contains(p)) {
+            a.found_in = found_in.filter(|_| a.text == "{}").map(str::to_owned);
             a.dynamic = true;
         }
     }

@@ -303,6 +303,12 @@ impl Judge<'_, '_, '_> {
         if a.pipe {
             return true;
         }
+        // A file `find` found: any file under the directory it searched, hidden ones too, so
+        // reading it is reading that tree.
+        if let Some(dir) = &a.found_in {
+            let tree = Arg::literal(dir.clone());
+            return access == Value::Read && self.access(&tree, Value::Tree, how, effect);
+        }
         if a.dynamic {
             return false;
         }

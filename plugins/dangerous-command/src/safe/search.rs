@@ -1,6 +1,7 @@
 //! Searching and finding: grep and its relatives, rg, ag, ack, find, fd (options from GNU
 //! grep's and findutils' `--help` and the manuals of ripgrep and fd). Not listed, so asked:
-//! `rg --pre`, `rg -z`, `find -exec/-delete/-fprint`, `fd -x/-X`, following symlinks out.
+//! `rg --pre`, `rg -z`, `find -execdir/-ok/-delete/-fprint`, `fd -x/-X`, following symlinks
+//! out. `find -exec CMD {} +` lists, and its command is judged on its own.
 
 use acp_gate_shell::Arg;
 use acp_gate_shell::options::{Item, Style, Value, parse};
@@ -424,8 +425,34 @@ const FILE_GLOBS: &[&str] = &["--include", "-g", "--glob", "--iglob", "-G"];
 /// The search tools; `None` for a name that is none of them. A file glob naming secrets
 /// (`grep -r x --include=.env .`, `rg -g '*.pem'`) is a secret read; one that may match them
 /// among others (`--include='*.json'` takes in `secrets.json`) narrows nothing.
+/// `find`'s words without its `-exec CMD ... ;` (or `+`) actions: the reader reports the command
+/// each runs on its own, where it is judged (a file found is a path under the directory
+/// searched); what is left lists.
+fn without_exec(args: &[Arg]) -> Vec<Arg> {
+    let mut kept = Vec::with_capacity(args.len());
+    let mut words = args.iter();
+    while let Some(a) = words.next() {
+        if a.is("-exec") {
+            let mut rest = words.clone();
+            if rest.any(|w| w.is(";") || w.is("+")) {
+                words = rest;
+                continue;
+            }
+        }
+        kept.push(a.clone());
+    }
+    kept
+}
+
 pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     let program = PROGRAMS.iter().find(|p| p.names.contains(&name))?;
+    let listed;
+    let args = if name == "find" {
+        listed = without_exec(args);
+        &listed[..]
+    } else {
+        args
+    };
     let items = parse(args, program.options, program.style);
     // Whether every file glob that chooses files (not `!x`, which leaves some out) names a
     // kind of file no secret is: then a recursive search reads nothing else.

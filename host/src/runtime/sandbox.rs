@@ -44,9 +44,10 @@ impl SandboxState {
     /// - CPU and time: set on the store by the caller (an epoch deadline and a wall clock).
     /// - `log`: at most 32 lines of 2000 characters, control characters removed.
     /// - `paths.resolve`: facts about the request's own paths, from its `cwd` and `home`; its
-    ///   workspace roots as `roots` first found them. `paths.entries`: the names in a
-    ///   directory, at most `MAX_ENTRIES` of them (never their contents). `paths.patch-files`:
-    ///   the names a patch file's headers give (`acp_gate_shell::patch`), never the rest of it.
+    ///   workspace roots as `roots` first found them. In the workspace only: `paths.entries`,
+    ///   the names in a directory, at most `MAX_ENTRIES` of them (never their contents);
+    ///   `paths.patch-files`, the names a patch file's headers give (`acp_gate_shell::patch`),
+    ///   never the rest of it.
     /// - `shell.parse`: a command read in the request's `cwd` and `home`, on a thread of the
     ///   host's, up to `shell::MAX_COMMAND` bytes (see [`super::shell`]).
     pub(super) fn new(limits: Limits, roots: Arc<crate::paths::Roots>) -> SandboxState {
@@ -120,7 +121,7 @@ impl paths::Host for SandboxState {
     fn patch_files(&mut self, file: String) -> Result<Vec<paths::PatchedFile>, String> {
         use acp_gate_shell::patch::Change;
         use std::io::Read;
-        let path = crate::paths::expand(&file, &self.cwd, &self.home);
+        let path = self.in_workspace(&file)?;
         let failed = |e: std::io::Error| format!("{}: {e}", path.display());
         let mut text = String::new();
         let read = std::fs::File::open(&path)
@@ -152,9 +153,24 @@ impl paths::Host for SandboxState {
 const MAX_ENTRIES: usize = 4096;
 
 impl SandboxState {
+    /// `path` (as a plugin named it), absolute, when it is inside one of the request's
+    /// workspace roots with its symlinks followed: the only places `paths.entries` lists and
+    /// `paths.patch-files` reads.
+    fn in_workspace(&self, path: &str) -> Result<PathBuf, String> {
+        let real = crate::paths::resolve(path, &self.cwd, &self.home).canonical;
+        let inside = self
+            .workspace_roots
+            .iter()
+            .any(|root| real.starts_with(self.roots.resolve(root).canonical));
+        match inside {
+            true => Ok(real),
+            false => Err(format!("{}: outside the workspace", real.display())),
+        }
+    }
+
     /// `paths.entries`: the names in `dir`, sorted.
     fn list(&self, dir: &str) -> Result<Vec<String>, String> {
-        let path = crate::paths::expand(dir, &self.cwd, &self.home);
+        let path = self.in_workspace(dir)?;
         let failed = |e: std::io::Error| format!("{}: {e}", path.display());
         let mut names = Vec::new();
         for entry in std::fs::read_dir(&path).map_err(failed)? {

@@ -4,7 +4,8 @@
 //! Only unified and git diffs are read (in a mailbox too, as `git am` takes them). Anything else
 //! a patch program would act on is refused rather than guessed at: a context or normal diff, an
 //! ed script (which GNU `patch` hands to `ed`), a name in C quotes. Hunks are skipped by their
-//! line counts, so a removed line that reads `--- x` is not taken for a header.
+//! line counts, so a removed line that reads `--- x` is not taken for a header. What is refused
+//! is said without quoting the file: a plugin learns the names a patch gives, nothing else.
 
 /// The largest patch read.
 pub const MAX_BYTES: u64 = 1 << 20;
@@ -106,9 +107,7 @@ pub fn files(text: &str) -> Result<Vec<Patched>, String> {
         } else if line.starts_with("*** ") || line == "***************" {
             return Err("a context diff (only unified and git diffs are read)".into());
         } else if is_normal_or_ed(line) {
-            return Err(format!(
-                "`{line}` reads as a normal diff or an ed script, which `patch` hands to `ed`"
-            ));
+            return Err("a normal diff or an ed script, which `patch` hands to `ed`".into());
         }
     }
     if out.is_empty() {
@@ -121,7 +120,7 @@ pub fn files(text: &str) -> Result<Vec<Patched>, String> {
 fn header_path(text: &str) -> Result<&str, String> {
     let name = text.split('\t').next().unwrap_or(text).trim_end();
     if name.starts_with('"') {
-        return Err(format!("a name in C quotes: {name}"));
+        return Err("a name in C quotes".into());
     }
     Ok(name)
 }
@@ -144,7 +143,7 @@ fn skip_hunk<'a>(
         .and_then(|p| p.strip_prefix('+'))
         .and_then(count);
     let (Some(mut old), Some(mut new)) = (old, new) else {
-        return Err(format!("a hunk header that does not parse: `@@ -{range}`"));
+        return Err("a hunk header that does not parse".into());
     };
     while old > 0 || new > 0 {
         let Some(line) = lines.next() else {
@@ -158,7 +157,7 @@ fn skip_hunk<'a>(
             Some(b'-') => old = old.saturating_sub(1),
             Some(b'+') => new = new.saturating_sub(1),
             Some(b'\\') => {}
-            _ => return Err(format!("a hunk line that is not one: `{line}`")),
+            _ => return Err("a hunk line that is not one".into()),
         }
     }
     Ok(())

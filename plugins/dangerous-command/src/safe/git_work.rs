@@ -723,30 +723,21 @@ fn apply(judge: &mut Judge, rest: &[Arg], dirs: &[Arg]) -> bool {
 /// `git apply` applying, or `git am`: the files the patches change, judged as their edits
 /// (see [`super::patches`]); `--directory` puts them elsewhere, so is not listed for it.
 fn applying(judge: &mut Judge, items: &[Item], patches: &[&Arg], dirs: &[Arg]) -> bool {
-    let mut strip = Strip::Dirs(1);
-    let mut reverse = false;
-    for item in items {
-        match item {
-            Item::Option {
-                name: "-p",
-                arg: Some(value),
-                ..
-            } => match Strip::parse(value) {
-                Some(s) => strip = s,
-                None => return false,
-            },
-            Item::Option {
-                name: "-R" | "--reverse",
-                ..
-            } => reverse = true,
+    let elsewhere = items.iter().any(|i| {
+        matches!(
+            i,
             Item::Option {
                 name: "--directory",
                 ..
-            } => return false,
-            _ => {}
+            }
+        )
+    });
+    match patches::how(items, Strip::Dirs(1)) {
+        Some((strip, reverse)) if !elsewhere => {
+            patches::applies(judge, patches, dirs, strip, reverse)
         }
+        _ => false,
     }
-    patches::applies(judge, patches, dirs, strip, reverse)
 }
 
 /// `git am`'s options that change how a mail's patch is read and recorded, not which files it

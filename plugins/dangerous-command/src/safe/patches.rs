@@ -26,13 +26,6 @@ pub(super) enum Strip {
 }
 
 impl Strip {
-    /// `-p N`'s value, as the option gave it.
-    pub(super) fn parse(value: &Arg) -> Option<Strip> {
-        (!value.dynamic)
-            .then(|| value.text.parse().ok().map(Strip::Dirs))
-            .flatten()
-    }
-
     /// The name left: `-pN` takes off the shortest prefix holding N slashes (`-p1` makes
     /// `/etc/x` `etc/x`, as GNU patch does); `None` when nothing is left.
     fn apply(self, name: &str) -> Option<String> {
@@ -48,6 +41,28 @@ impl Strip {
         };
         (!left.is_empty()).then(|| left.to_owned())
     }
+}
+
+/// How the read options `items` apply a patch: the strip (`-p N`, `--strip=N`; `default`
+/// without one) and whether in reverse (`-R`); `None` for a strip only known at run time.
+pub(super) fn how(items: &[Item], default: Strip) -> Option<(Strip, bool)> {
+    let mut strip = default;
+    let mut reverse = false;
+    for item in items {
+        match item {
+            Item::Option {
+                name: "-p" | "--strip",
+                arg: Some(value),
+                ..
+            } => strip = Strip::Dirs(value.known()?.parse().ok()?),
+            Item::Option {
+                name: "-R" | "--reverse",
+                ..
+            } => reverse = true,
+            _ => {}
+        }
+    }
+    Some((strip, reverse))
 }
 
 /// Judges applying the patch files `sources` (named where the command runs, in the `dirs` git's
@@ -172,28 +187,17 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
 
 fn patch(judge: &mut Judge, args: &[Arg]) -> bool {
     let items = parse(args, &[PATCH], Style::Gnu);
-    let mut strip = Strip::All;
-    let mut reverse = false;
+    let Some((strip, reverse)) = how(&items, Strip::All) else {
+        return false;
+    };
     let mut sources = Vec::new();
     for item in &items {
         match item {
-            Item::Option {
-                name: "-p" | "--strip",
-                arg: Some(value),
-                ..
-            } => match Strip::parse(value) {
-                Some(s) => strip = s,
-                None => return false,
-            },
             Item::Option {
                 name: "-i" | "--input",
                 arg: Some(value),
                 ..
             } => sources.push(value),
-            Item::Option {
-                name: "-R" | "--reverse",
-                ..
-            } => reverse = true,
             Item::Option { .. } => {}
             // An operand names the file to patch, whatever the patch says.
             Item::Operand(_) | Item::Unknown(_) | Item::Missing(_) => return false,

@@ -138,6 +138,10 @@ pub const RULES: &[(&str, &str)] = &[
         "ask: a command reads or lists a file outside the workspace (as the path validator asks about a tool's)",
     ),
     (
+        "workspace-root-delete",
+        "deny: deletes or moves away the workspace root itself (as the path validator denies a tool's delete of it)",
+    ),
+    (
         "env-code-injection",
         "deny: variables that load code (LD_PRELOAD, BASH_ENV, GIT_SSH_COMMAND, NODE_OPTIONS=--require ..); ask for LD_LIBRARY_PATH and the like",
     ),

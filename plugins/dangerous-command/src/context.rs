@@ -1,14 +1,11 @@
 //! What the checker knows about a request beyond its command: the home directory, the working
-//! directory, the workspace roots, the config, the sensitive paths built from them, and where
+//! directory, the workspace roots, the config, the path rules built from them, and where
 //! a path really leads (the host follows its symlinks: `paths.resolve`), what a directory
 //! holds (`paths.entries`) and which files a patch changes (`paths.patch-files`).
 
 use std::cell::{OnceCell, RefCell};
 
-use acp_gate_plugin::sensitive::{
-    Needs, PROJECT_CODE, PROJECT_CODE_NEEDS, PathGlob, RUNS_CODE, RUNS_CODE_NEEDS, SECRETS,
-    SECRETS_NEEDS, holds_no_secret,
-};
+use acp_gate_plugin::path_rules::{PathRules, Place};
 use acp_gate_plugin::{PatchedFile, Resolution};
 use acp_gate_shell::Command as Invocation;
 use acp_gate_shell::paths::join;
@@ -69,16 +66,11 @@ pub struct Context<'a> {
     pub cwd: &'a str,
     pub workspaces: Vec<String>,
     pub config: &'a Config,
-    /// Secrets and files that run code: no command may write, move or delete them. Built
-    /// when first needed (most commands name no path).
-    write_sensitive: std::cell::OnceCell<Vec<PathGlob<'a>>>,
-    /// Secrets: reading them is asked about. Built when first needed.
-    read_sensitive: std::cell::OnceCell<Vec<PathGlob<'a>>>,
-    /// A project's own files that run code later: written in a workspace with a person's
-    /// approval. Built when first needed.
-    project_code: std::cell::OnceCell<Vec<PathGlob<'a>>>,
+    /// What a path may undergo: the rules the path validator judges a tool's paths by, with
+    /// the config's `sensitive_paths` as more secrets.
+    pub rules: PathRules<'a>,
     /// Directories that sensitive files are named under, at any depth. Built when first needed.
-    guarded_dirs: std::cell::OnceCell<Vec<&'a str>>,
+    guarded_dirs: OnceCell<Vec<&'a str>>,
     disk: &'a dyn Disk,
     /// What the host said of each path asked about, so that no path is resolved twice.
     resolved: RefCell<Vec<(String, Resolution)>>,
@@ -107,47 +99,12 @@ impl<'a> Context<'a> {
             cwd,
             workspaces,
             config,
-            write_sensitive: std::cell::OnceCell::new(),
-            read_sensitive: std::cell::OnceCell::new(),
-            project_code: std::cell::OnceCell::new(),
-            guarded_dirs: std::cell::OnceCell::new(),
+            rules: PathRules::new(home, &config.sensitive_paths, &[]),
+            guarded_dirs: OnceCell::new(),
             disk,
             resolved: RefCell::new(Vec::new()),
             real_workspaces: OnceCell::new(),
         }
-    }
-
-    /// Secrets and files that run code, and the config's `sensitive_paths`.
-    pub(crate) fn write_sensitive(&self) -> &[PathGlob<'a>] {
-        self.write_sensitive
-            .get_or_init(|| self.globs(&[(SECRETS, &SECRETS_NEEDS), (RUNS_CODE, &RUNS_CODE_NEEDS)]))
-    }
-
-    /// Secrets, and the config's `sensitive_paths`.
-    pub(crate) fn read_sensitive(&self) -> &[PathGlob<'a>] {
-        self.read_sensitive
-            .get_or_init(|| self.globs(&[(SECRETS, &SECRETS_NEEDS)]))
-    }
-
-    /// The secrets reading `abs` may be: the public half of a key or certificate is no
-    /// built-in secret, only one of the config's own (as the path validator has it).
-    pub(crate) fn secrets_for(&self, abs: &str) -> &[PathGlob<'a>] {
-        let all = self.read_sensitive();
-        match holds_no_secret(abs) {
-            true => &all[SECRETS.len()..],
-            false => all,
-        }
-    }
-
-    /// A project's own files that run code later.
-    pub(crate) fn project_code(&self) -> &[PathGlob<'a>] {
-        self.project_code.get_or_init(|| {
-            PROJECT_CODE
-                .iter()
-                .zip(PROJECT_CODE_NEEDS)
-                .map(|(p, needs)| PathGlob::with_needs(*p, self.home, needs))
-                .collect()
-        })
     }
 
     /// The first directory of every sensitive pattern that matches at any depth and names a
@@ -155,10 +112,9 @@ impl<'a> Context<'a> {
     /// a tree landing there may make such a file.
     pub(crate) fn guarded_dirs(&self) -> &[&'a str] {
         self.guarded_dirs.get_or_init(|| {
-            let builtin = SECRETS.iter().chain(RUNS_CODE).chain(PROJECT_CODE).copied();
-            let extra = self.config.sensitive_paths.iter().map(String::as_str);
-            let mut dirs: Vec<&'a str> = builtin
-                .chain(extra)
+            let mut dirs: Vec<&'a str> = self
+                .rules
+                .all_patterns()
                 .filter(|p| !p.starts_with(['/', '~', '$']))
                 .filter_map(|p| p.trim_start_matches("./").split_once('/'))
                 .map(|(first, _)| first)
@@ -168,20 +124,6 @@ impl<'a> Context<'a> {
             dirs.dedup();
             dirs
         })
-    }
-
-    /// The built-in `lists` (with their compile-time [`Needs`]) and the config's own patterns.
-    fn globs(&self, lists: &[(&'static [&'static str], &'static [Needs])]) -> Vec<PathGlob<'a>> {
-        let builtin = lists.iter().flat_map(|(patterns, needs)| {
-            patterns
-                .iter()
-                .zip(needs.iter())
-                .map(|(p, needs)| PathGlob::with_needs(*p, self.home, *needs))
-        });
-        let extra = self.config.sensitive_paths.iter();
-        builtin
-            .chain(extra.map(|p| PathGlob::new(p.as_str(), self.home)))
-            .collect()
     }
 
     /// `text` made absolute where `inv` runs; a relative path in an unknown directory is placed
@@ -260,6 +202,24 @@ impl<'a> Context<'a> {
             .borrow_mut()
             .push((path.to_owned(), found.clone()));
         found
+    }
+
+    /// Where `text` is, for the path rules (`real`: where it leads): inside a workspace root
+    /// (through its links too), outside, or unknown for a relative path in an unknown
+    /// directory.
+    pub(crate) fn place(&self, inv: &Invocation, text: &str, real: Option<&Real>) -> Place<'_> {
+        let Some(abs) = self.absolute(inv, text) else {
+            return Place::Unknown;
+        };
+        let real = real.filter(|r| r.linked);
+        match self
+            .workspaces
+            .iter()
+            .find(|w| is_same_or_ancestor(w, &abs))
+        {
+            Some(root) if real.is_none_or(|r| self.real_inside(r)) => Place::Inside { root },
+            _ => Place::Outside,
+        }
     }
 
     /// Whether the absolute `abs` (as written, or where its links lead) is inside a workspace

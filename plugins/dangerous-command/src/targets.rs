@@ -1,45 +1,98 @@
-//! The files a command reads or writes, judged against the sensitive paths, the devices and
-//! other users' homes: the one reading of targets that the rules and the positive model share.
+//! The files a command reads or writes, judged by the one set of path rules a tool call's paths
+//! are judged by (`acp_gate_plugin::path_rules`), and what a glob or a tree may reach: the one
+//! reading of targets that the rules and the positive model share.
 
-use acp_gate_plugin::sensitive::{PathGlob, PathSegments, is_env_template, strip_home};
+use acp_gate_plugin::path_rules::{self, Place, Protection, Target, Undergoes};
+use acp_gate_plugin::sensitive::{is_env_template, strip_home};
 use acp_gate_shell::paths::is_same_or_ancestor;
 use acp_gate_shell::{Arg, Command as Invocation};
 
 use crate::context::{Context, Real};
 use crate::judgement::{Effect, Findings, Level};
 
-/// A file `f`'s command writes, moves or deletes (`how` says how): a network device is a remote
-/// shell, a disk device or another device is denied or asked about, a sensitive path is denied,
-/// a project's own file that runs code later is asked about in a workspace and denied
-/// elsewhere; a symlink on the way is followed (the last one too unless the link itself is
-/// deleted or moved), and where it leads is judged the same.
+/// A file `f`'s command writes, moves or deletes (`how` says how), judged by the path rules
+/// where it is named and where its symlinks lead (the last one too unless the link itself is
+/// deleted or moved), and by where it is when the directory the command runs in is known.
 pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str, effect: Effect) {
     let Some(text) = target.known() else { return };
     if text.is_empty() || text.contains("://") {
         return;
     }
-    let abs = cx.absolute_anywhere(f.inv, text);
     let real = cx.real(
         f.inv,
         text,
         !matches!(effect, Effect::Delete | Effect::Move),
     );
-    let folded = real.as_ref().is_some_and(|r| r.folded);
-    if write_at(f, cx, &abs, folded, &format!("`{text}`"), how, effect) == Some(Level::Deny) {
+    let place = cx.place(f.inv, text, real.as_ref());
+    let undergoes = match effect {
+        Effect::Read => Undergoes::Read,
+        Effect::Write => Undergoes::Write,
+        Effect::Move | Effect::Delete => Undergoes::Delete,
+    };
+    judge(f, cx, text, real.as_ref(), place, undergoes, how, effect);
+}
+
+/// A file `f`'s command reads, judged by the path rules by its name and where its symlinks
+/// lead: a secret, a network device or a file in another user's home (where it is, inside or
+/// out, is the positive model's to judge: a program the checker does not know may not read
+/// its operands at all). A glob that may match a secret is a read of one.
+pub fn read_target(f: &mut Findings, cx: &Context, target: &Arg) {
+    let Some(text) = target.known() else { return };
+    if text.is_empty() || text.contains("://") {
         return;
     }
-    let real = real.filter(|r| r.linked);
-    if let Some(real) = &real {
-        let shown = format!("`{}` (through the link `{text}`)", real.path);
-        if write_at(f, cx, &real.path, real.folded, &shown, how, effect) == Some(Level::Deny) {
-            return;
-        }
+    if target.glob && is_secret(cx, f.inv, target) {
+        let abs = cx.absolute_anywhere(f.inv, text);
+        f.push_about(
+            Level::Deny,
+            "sensitive-read",
+            format!("reads `{text}`, which may match credential files"),
+            &abs,
+            Effect::Read,
+        );
+        return;
     }
-    // Where the command runs is known: the place itself is judged.
-    if let Some(abs) = cx.absolute(f.inv, text)
-        && !inside(cx, &abs, real.as_ref())
-    {
-        outside_write(f, text, &abs, how, effect);
+    let real = cx.real(f.inv, text, true);
+    judge(
+        f,
+        cx,
+        text,
+        real.as_ref(),
+        Place::Unknown,
+        Undergoes::Read,
+        "reads",
+        Effect::Read,
+    );
+}
+
+/// Adds what the path rules say of `undergoes` done to `text` (at `place`; `real`: where it
+/// leads) as a finding about the path.
+#[allow(clippy::too_many_arguments)]
+pub fn judge(
+    f: &mut Findings,
+    cx: &Context,
+    text: &str,
+    real: Option<&Real>,
+    place: Place,
+    undergoes: Undergoes,
+    how: &str,
+    effect: Effect,
+) {
+    let named = cx.absolute_anywhere(f.inv, text);
+    let shown = format!("`{text}`");
+    let target = Target {
+        named: &named,
+        real: real.filter(|r| r.linked).map(|r| r.path.as_str()),
+        fold_case: real.is_some_and(|r| r.folded),
+        place,
+        shown: &shown,
+    };
+    if let Some(found) = cx.rules.judge(&target, undergoes, how) {
+        let level = match found.level {
+            path_rules::Level::Ask => Level::Ask,
+            path_rules::Level::Deny => Level::Deny,
+        };
+        f.push_about(level, found.rule, found.reason, &found.path, effect);
     }
 }
 
@@ -48,185 +101,6 @@ pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str, eff
 pub fn inside(cx: &Context, dir: &str, real: Option<&Real>) -> bool {
     cx.workspaces.iter().any(|w| is_same_or_ancestor(w, dir))
         && real.is_none_or(|r| cx.real_inside(r))
-}
-
-/// A write, delete or move of `text` (at `abs`, outside every workspace root) is denied, as the
-/// path validator denies a tool's there: the one rule for where a command may change files, so
-/// that `rm -rf ~/Documents` is decided as a delete tool's call on it. Devices are judged as
-/// devices ([`write_target`]).
-pub fn outside_write(f: &mut Findings, text: &str, abs: &str, how: &str, effect: Effect) {
-    if abs.starts_with("/dev/") {
-        return;
-    }
-    f.push_about(
-        Level::Deny,
-        "outside-write",
-        format!("{how} `{text}`, outside the workspace"),
-        abs,
-        effect,
-    );
-}
-
-/// Judges a write of the absolute `abs` (`shown` as the reason names it); the level of what it
-/// found.
-fn write_at(
-    f: &mut Findings,
-    cx: &Context,
-    abs: &str,
-    folded: bool,
-    shown: &str,
-    how: &str,
-    effect: Effect,
-) -> Option<Level> {
-    if network_device(abs) {
-        f.push_about(
-            Level::Deny,
-            "reverse-shell",
-            format!("{how} a network connection ({shown}): a remote shell"),
-            abs,
-            effect,
-        );
-        return Some(Level::Deny);
-    }
-    if let Some(device) = abs.strip_prefix("/dev/") {
-        let harmless = matches!(
-            device,
-            "null"
-                | "zero"
-                | "stdout"
-                | "stderr"
-                | "stdin"
-                | "tty"
-                | "full"
-                | "random"
-                | "urandom"
-                | "ptmx"
-        ) || ["fd/", "pts/", "shm/", "tty", "console"]
-            .iter()
-            .any(|p| device.starts_with(p));
-        if harmless {
-            return None;
-        }
-        let disk = [
-            "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "md", "dm-", "loop",
-            "mapper/", "sr", "nbd", "zd", "rbd", "mem", "kmem", "port",
-        ]
-        .iter()
-        .any(|p| device.starts_with(p));
-        let (level, what) = if disk {
-            (Level::Deny, "disk device")
-        } else {
-            (Level::Ask, "device")
-        };
-        f.push_about(
-            level,
-            "device-write",
-            format!("{how} the {what} {shown}"),
-            abs,
-            effect,
-        );
-        return Some(level);
-    }
-    if is_env_template(abs) {
-        return None;
-    }
-    let segments = PathSegments::new(abs, folded);
-    let matches = |globs: &[PathGlob]| globs.iter().any(|g| g.matches_segments(&segments));
-    if matches(cx.write_sensitive()) {
-        f.push_about(
-            Level::Deny,
-            "sensitive-write",
-            format!("{how} the sensitive path {shown}"),
-            abs,
-            effect,
-        );
-        return Some(Level::Deny);
-    }
-    if matches(cx.project_code()) {
-        // The project's own setup: a person may approve changing it, in a workspace only.
-        let (level, rule) = match cx.in_workspace(abs) {
-            true => (Level::Ask, "project-code-write"),
-            false => (Level::Deny, "sensitive-write"),
-        };
-        f.push_about(
-            level,
-            rule,
-            format!("{how} the project's file {shown}, which runs code later"),
-            abs,
-            effect,
-        );
-        return Some(level);
-    }
-    None
-}
-
-/// `/dev/tcp/HOST/PORT`, `/dev/udp/..`: bash opens a network connection.
-fn network_device(abs: &str) -> bool {
-    abs.starts_with("/dev/tcp/") || abs.starts_with("/dev/udp/")
-}
-
-/// A file `f`'s command reads: a network device is a remote shell; a secret or a file in
-/// another user's home is denied, by its name or by where its symlinks lead.
-pub fn read_target(f: &mut Findings, cx: &Context, target: &Arg) {
-    let Some(text) = target.known() else { return };
-    if text.is_empty() || text.contains("://") {
-        return;
-    }
-    let abs = cx.absolute_anywhere(f.inv, text);
-    let (rule, reason, about) = if network_device(&abs) {
-        (
-            "reverse-shell",
-            format!("reads from a network connection (`{abs}`): a remote shell"),
-            abs,
-        )
-    } else if is_secret(cx, f.inv, target) {
-        (
-            "sensitive-read",
-            format!("reads the credential file `{text}`"),
-            abs,
-        )
-    } else if let Some(user) = other_users_home(cx, &abs) {
-        (
-            "sensitive-read",
-            format!("reads `{text}` in another user's home (`{user}`)"),
-            abs,
-        )
-    } else {
-        let Some(real) = cx.real(f.inv, text, true).filter(|r| r.linked) else {
-            return;
-        };
-        if network_device(&real.path) {
-            (
-                "reverse-shell",
-                format!(
-                    "reads from a network connection (`{}`, through the link `{text}`): a remote shell",
-                    real.path
-                ),
-                real.path,
-            )
-        } else if secret_path(cx, &real.path) {
-            (
-                "sensitive-read",
-                format!(
-                    "reads the credential file `{}` through the link `{text}`",
-                    real.path
-                ),
-                real.path,
-            )
-        } else if let Some(user) = other_users_home(cx, &real.path) {
-            (
-                "sensitive-read",
-                format!(
-                    "reads `{}` in another user's home (`{user}`) through the link `{text}`",
-                    real.path
-                ),
-                real.path.clone(),
-            )
-        } else {
-            return;
-        }
-    };
-    f.push_about(Level::Deny, rule, reason, &about, Effect::Read);
 }
 
 /// Whether a tree the checker cannot see (a directory copied or moved, a link's target, an
@@ -275,8 +149,7 @@ pub fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
         return true;
     }
     target.glob
-        && cx.secrets_for(&abs).iter().any(|g| {
-            let pattern = g.pattern();
+        && cx.rules.secret_patterns(&abs).any(|pattern| {
             let full = match strip_home(pattern) {
                 Some(rest) => format!("{}{rest}", cx.home),
                 None if pattern.starts_with('/') => pattern.to_owned(),
@@ -286,32 +159,29 @@ pub fn is_secret(cx: &Context, inv: &Invocation, target: &Arg) -> bool {
         })
 }
 
-/// Whether the absolute path `abs` is a secret's, in any letter case (on a case-insensitive file
-/// system `.ENV` is `.env`).
+/// Whether the absolute path `abs` is a secret's (in any letter case).
 fn secret_path(cx: &Context, abs: &str) -> bool {
-    let folded = PathSegments::new(abs, true);
-    !is_env_template(abs)
-        && cx
-            .secrets_for(abs)
-            .iter()
-            .any(|g| g.matches_segments(&folded))
+    matches!(
+        cx.rules.protection(abs, true),
+        Some((_, Protection::Secret))
+    )
 }
 
 /// Whether a glob's last segment aims at a secret's name by a shared literal start or end
 /// (`*.env`, `*.pem`), whatever it can match before it.
 pub fn aims_at_secret(cx: &Context, glob: &str) -> bool {
-    cx.read_sensitive()
-        .iter()
-        .any(|g| g.pattern().rsplit('/').next() != Some("**") && anchored(glob, g.pattern(), false))
+    cx.rules
+        .secret_patterns("")
+        .any(|p| p.rsplit('/').next() != Some("**") && anchored(glob, p, false))
 }
 
 /// Whether a glob's last segment names secrets: its literal start or end holds a secret name's
 /// whole literal start or end (`.env*` holds `.env`), not a part of it (`*.json` takes in
 /// `secrets.json` among every other JSON file).
 pub fn names_secrets(cx: &Context, glob: &str) -> bool {
-    cx.read_sensitive()
-        .iter()
-        .any(|g| g.pattern().rsplit('/').next() != Some("**") && anchored(glob, g.pattern(), true))
+    cx.rules
+        .secret_patterns("")
+        .any(|p| p.rsplit('/').next() != Some("**") && anchored(glob, p, true))
 }
 
 /// Whether a glob aims at what a sensitive pattern names, rather than merely being able to
@@ -351,24 +221,6 @@ fn anchored(glob: &str, pattern: &str, whole: bool) -> bool {
             }
     };
     meets(&gp, &pp, true) || meets(&gs, &ps, false)
-}
-
-/// `/root/..`, `/home/NAME/..` (or `/Users/NAME`) other than the user's own home.
-pub fn other_users_home<'p>(cx: &Context, abs: &'p str) -> Option<&'p str> {
-    let own = |p: &str| !cx.home.is_empty() && is_same_or_ancestor(p, cx.home);
-    if (abs == "/root" || abs.starts_with("/root/")) && !own("/root") {
-        return Some("/root");
-    }
-    for base in ["/home/", "/Users/"] {
-        if let Some(rest) = abs.strip_prefix(base) {
-            let user = rest.split('/').next().unwrap_or(rest);
-            let home = &abs[..base.len() + user.len()];
-            if !user.is_empty() && !own(home) {
-                return Some(home);
-            }
-        }
-    }
-    None
 }
 
 /// Whether two absolute glob paths can match a common path: segment by segment, `**` any
@@ -455,9 +307,8 @@ pub fn holds_secrets(cx: &Context, abs: &str) -> bool {
     if !home.is_empty() && is_same_or_ancestor(abs, home) {
         return true;
     }
-    cx.read_sensitive().iter().any(|g| {
-        let pattern = g.pattern();
-        let fixed = match acp_gate_plugin::sensitive::strip_home(pattern) {
+    cx.rules.secret_patterns("").any(|pattern| {
+        let fixed = match strip_home(pattern) {
             Some(rest) => format!("{home}{rest}"),
             None if pattern.starts_with('/') => pattern.to_owned(),
             None => return false,

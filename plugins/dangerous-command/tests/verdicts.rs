@@ -1147,13 +1147,13 @@ fn git_work_that_discards_skips_hooks_or_runs_programs_is_asked() {
 fn each_effect_on_a_path_is_one_reason() {
     // Deleting a key also reads and writes it: only the delete is news.
     for (command, only) in [
-        ("rm ~/.ssh/id_rsa", "deletes the sensitive path"),
-        ("rm -rf ~/.ssh", "deletes the sensitive path"),
+        ("rm ~/.ssh/id_rsa", "deletes the sensitive file"),
+        ("rm -rf ~/.ssh", "deletes the sensitive file"),
         (
             "shred -u ~/.aws/credentials",
-            "deletes or overwrites the sensitive path",
+            "deletes or overwrites the sensitive file",
         ),
-        ("mv .env notes/x", "moves away the sensitive path"),
+        ("mv .env notes/x", "moves away the sensitive file"),
         ("rm -rf ~", "recursive delete of the home directory"),
     ] {
         let Verdict::Deny(reason) = verdict(command) else {
@@ -1169,7 +1169,7 @@ fn each_effect_on_a_path_is_one_reason() {
         panic!()
     };
     assert!(
-        reason.contains("reads the credential file") && reason.contains("deletes"),
+        reason.contains("reads the sensitive file") && reason.contains("deletes"),
         "{reason}"
     );
 }

@@ -1,12 +1,11 @@
-//! `builtin:path-validator`: judges every path a request touches against the workspace roots
-//! and the sensitive-file patterns.
+//! `builtin:path-validator`: judges every path a tool call touches, with the one set of path
+//! rules the command checker judges a command's paths by (`acp_gate_plugin::path_rules`):
 //!
 //! - A secret (keys, credentials, `.env*`) is denied for any access, wherever it is; a file that
 //!   runs code later (shell start-up files, `.git/hooks`, agents' settings, acp-gate's own
 //!   files, ...) is denied for writes and deletes; a project's own such file
 //!   (`.pre-commit-config.yaml`, `.vscode/tasks.json`, ...) is asked about for writes and
-//!   deletes (and denied outside the workspace, as every write there is). The lists are the
-//!   SDK's (`acp_gate_plugin::sensitive`), shared with the dangerous-command checker.
+//!   deletes (and denied outside the workspace, as every write there is).
 //! - Listing names is not reading contents: a path the host marks as listed (`LS ~/.ssh`, a
 //!   glob's directory) is judged by where it is only; a hidden file a recursive search may read
 //!   without naming it (the host's look at the searched directory) is asked about when secret.
@@ -21,13 +20,14 @@
 
 mod config;
 mod forms;
-mod patterns;
 
+use acp_gate_plugin::path_rules::{
+    Level, PathRules, Place, Target, Undergoes, is_same_or_ancestor,
+};
 use acp_gate_plugin::{Access, Interest, Plugin, Request, Resolution, ToolKind, Verdict};
 use unicode_normalization::UnicodeNormalization;
 
 pub use config::{Config, OutsideRead};
-use patterns::{Patterns, Protection};
 
 pub struct PathValidator;
 
@@ -71,7 +71,12 @@ pub fn evaluate(
         };
         roots.push(nfc(&resolve(&expanded).canonical));
     }
-    let patterns = Patterns::new(config, &home)?;
+    // The config's patterns in the form paths are compared in.
+    let nfc_all = |list: &[String]| list.iter().map(|p| nfc(p)).collect::<Vec<_>>();
+    let (secrets, protected) = (nfc_all(&config.sensitive), nfc_all(&config.protected));
+    let rules = PathRules::new(&home, &secrets, &protected)
+        .without(&config.allow_sensitive)
+        .map_err(|e| format!("allow_sensitive: {e}"))?;
 
     let mut verdict = Verdict::Abstain;
     for path in &request.paths {
@@ -114,79 +119,56 @@ pub fn evaluate(
             verdict = stricter(verdict, judged);
             continue;
         }
-        let fold_case = resolution.case_insensitive;
-        // Listing names reads none of the files the patterns protect.
-        let matched = (!path.lists_names())
-            .then(|| {
-                patterns.matching(&lexical, fold_case).or_else(|| {
-                    (canonical != lexical)
-                        .then(|| patterns.matching(&canonical, fold_case))
-                        .flatten()
-                })
-            })
-            .flatten();
-        if let Some((pattern, protection)) = matched {
-            let shown = if canonical == lexical {
-                path.raw.clone()
-            } else {
-                format!("{} (-> {canonical})", path.raw)
-            };
-            match (protection, path.access) {
-                (Protection::Secret, _) if path.may_be_read() => {
-                    verdict = stricter(
-                        verdict,
-                        Verdict::Ask(format!(
-                            "may read the sensitive file {shown} (matches `{pattern}`): the search reads its directory's hidden files unless an ignore file excludes them"
-                        )),
-                    );
-                    continue;
-                }
-                (Protection::Secret, _) => {
-                    return Ok(Verdict::Deny(format!(
-                        "sensitive file {shown} (matches `{pattern}`)"
-                    )));
-                }
-                (Protection::NoWrite, Access::Write | Access::Delete) => {
-                    return Ok(Verdict::Deny(format!(
-                        "protected file {shown} runs code or configures the gate (matches `{pattern}`)"
-                    )));
-                }
-                (Protection::ApproveWrite, Access::Write | Access::Delete) => {
-                    verdict = stricter(
-                        verdict,
-                        Verdict::Ask(format!(
-                            "changes the project's file {shown}, which runs code later (matches `{pattern}`)"
-                        )),
-                    );
-                }
-                (Protection::NoWrite | Protection::ApproveWrite, Access::Read) => {}
-            }
-        }
-        let fold = |s: &str| {
-            if resolution.case_insensitive {
-                s.to_lowercase()
-            } else {
-                s.to_owned()
-            }
+        let fold = |s: &str| match resolution.case_insensitive {
+            true => s.to_lowercase(),
+            false => s.to_owned(),
         };
-        let root = roots
+        let place = match roots
             .iter()
-            .find(|root| is_within(&fold(&canonical), &fold(root)));
-        let judged = match (root, path.access) {
-            (Some(root), Access::Delete) if fold(root) == fold(&canonical) => {
-                Verdict::Ask(format!("deletes the workspace root {canonical}"))
+            .find(|root| is_same_or_ancestor(&fold(root), &fold(&canonical)))
+        {
+            Some(root) => Place::Inside { root },
+            None => Place::Outside,
+        };
+        let shown = format!("`{}`", path.raw);
+        let target = Target {
+            named: &lexical,
+            real: (canonical != lexical).then_some(canonical.as_str()),
+            fold_case: resolution.case_insensitive,
+            place,
+            shown: &shown,
+        };
+        let (undergoes, how) = match path.access {
+            Access::Read if path.lists_names() => (Undergoes::List, "lists"),
+            Access::Read if path.may_be_read() => (Undergoes::Read, "may read"),
+            Access::Read => (Undergoes::Read, "reads"),
+            Access::Write => (Undergoes::Write, "writes"),
+            Access::Delete => (Undergoes::Delete, "deletes"),
+        };
+        let judged = match rules.judge(&target, undergoes, how) {
+            None => Verdict::Allow,
+            // A search reaches a hidden secret only if no ignore file excludes it.
+            Some(found) if found.rule == "sensitive-read" && path.may_be_read() => {
+                Verdict::Ask(format!(
+                    "{}: the search reads its directory's hidden files unless an ignore file excludes them",
+                    found.reason
+                ))
             }
-            (Some(_), _) => Verdict::Allow,
-            (None, Access::Read) => {
-                let what = if path.lists_names() { "list" } else { "read" };
+            Some(found) if found.rule == "outside-read" => {
+                let reason = format!("{}; workspace: {}", found.reason, roots.join(", "));
                 match config.outside_read {
                     OutsideRead::Allow => Verdict::Allow,
-                    OutsideRead::Ask => Verdict::Ask(outside(what, path, &canonical, &roots)),
-                    OutsideRead::Deny => Verdict::Deny(outside(what, path, &canonical, &roots)),
+                    OutsideRead::Ask => Verdict::Ask(reason),
+                    OutsideRead::Deny => Verdict::Deny(reason),
                 }
             }
-            (None, Access::Write) => Verdict::Deny(outside("write", path, &canonical, &roots)),
-            (None, Access::Delete) => Verdict::Deny(outside("delete", path, &canonical, &roots)),
+            Some(found) if found.rule == "outside-write" => {
+                Verdict::Deny(format!("{}; workspace: {}", found.reason, roots.join(", ")))
+            }
+            Some(found) => match found.level {
+                Level::Ask => Verdict::Ask(found.reason),
+                Level::Deny => return Ok(Verdict::Deny(found.reason)),
+            },
         };
         verdict = stricter(verdict, judged);
     }
@@ -229,34 +211,6 @@ fn doubt(request: &Request) -> Option<String> {
         ToolKind::SwitchMode => unknown_effect("switch_mode", request),
         ToolKind::Other => unknown_effect("other", request),
     }
-}
-
-fn outside(
-    what: &str,
-    path: &acp_gate_plugin::PathRef,
-    canonical: &str,
-    roots: &[String],
-) -> String {
-    let escape = if nfc(&path.absolute) != canonical {
-        format!(" (a symlink leads to {canonical})")
-    } else {
-        String::new()
-    };
-    format!(
-        "{what} outside the workspace: {}{escape}; workspace: {}",
-        path.raw,
-        roots.join(", ")
-    )
-}
-
-/// Whether `path` is `root` or below it, comparing whole components.
-fn is_within(path: &str, root: &str) -> bool {
-    let root = root.trim_end_matches('/');
-    path == root
-        || root.is_empty()
-        || path
-            .strip_prefix(root)
-            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 fn nfc(text: &str) -> String {

@@ -36,5 +36,6 @@ mod guest;
 #[cfg(feature = "bindings")]
 pub use guest::*;
 
+pub mod path_rules;
 pub mod sensitive;
 pub mod tools;

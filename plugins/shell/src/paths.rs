@@ -1,6 +1,7 @@
 //! Paths as a command names them, made absolute lexically (`~`, `~user`, `$HOME`, `..`, `//`)
 //! against the home directory and the directory the command runs in.
 
+pub use acp_gate_plugin::path_rules::is_same_or_ancestor;
 use acp_gate_plugin::sensitive::strip_home;
 
 /// Makes `text` absolute: a leading `~`, `~user` or `$HOME` is expanded, a relative path is
@@ -53,13 +54,6 @@ pub fn normalize(path: &str) -> String {
         out.push('/');
     }
     out
-}
-
-/// Whether `ancestor` is `path` or one of its parents (both normalised and absolute).
-pub fn is_same_or_ancestor(ancestor: &str, path: &str) -> bool {
-    ancestor == "/"
-        || path == ancestor
-        || (path.starts_with(ancestor) && path.as_bytes().get(ancestor.len()) == Some(&b'/'))
 }
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ mod search;
 mod shell;
 mod toolchains;
 
+use acp_gate_plugin::path_rules::{Place, Undergoes};
 use acp_gate_shell::environment::{is_inert, is_shell_variable};
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 use acp_gate_shell::paths::is_same_or_ancestor;
@@ -43,9 +44,7 @@ use acp_gate_shell::{Arg, Command as Invocation, Runs};
 use crate::config::{matches_prefix, pattern_words};
 use crate::context::Context;
 use crate::judgement::{Effect, Finding, Findings, Level};
-use crate::targets::{
-    holds_secrets, inside, other_users_home, outside_write, read_target, write_target,
-};
+use crate::targets::{holds_secrets, inside, judge, read_target, write_target};
 
 /// A program the checker allows, described by what it takes.
 pub struct Program {
@@ -381,9 +380,6 @@ impl Judge<'_, '_, '_> {
             );
             return false;
         }
-        if access == Value::Name && places().any(|p| other_users_home(self.cx, p).is_some()) {
-            return false;
-        }
         // A glob that reads whatever is there (`cat *`) may read a key file; one that names
         // a kind of file (`*.rs`, `test_*`) is judged by the directory it lists.
         if a.glob && access != Value::Name && !names_a_kind(text) && !self.digests_only {
@@ -394,22 +390,26 @@ impl Judge<'_, '_, '_> {
             _ => abs.as_str(),
         };
         let inside = inside(self.cx, dir, real.as_ref());
-        if !inside && access == Value::Write {
-            outside_write(&mut self.findings(), text, &abs, how, effect);
-        } else if !inside {
-            // Asked, as the path validator asks about a tool's look outside the workspace,
-            // and saying so.
-            let does = if access == Value::Name {
-                "lists"
-            } else {
-                "reads"
+        if !inside {
+            // Judged as the path validator judges a tool's look or write outside the
+            // workspace.
+            let (undergoes, how) = match access {
+                Value::Write if matches!(effect, Effect::Delete | Effect::Move) => {
+                    (Undergoes::Delete, how)
+                }
+                Value::Write => (Undergoes::Write, how),
+                Value::Name => (Undergoes::List, "lists"),
+                _ => (Undergoes::Read, "reads"),
             };
-            self.findings().push_about(
-                Level::Ask,
-                "outside-read",
-                format!("{does} `{text}`, outside the workspace"),
-                &abs,
-                Effect::Read,
+            judge(
+                &mut self.findings(),
+                cx,
+                text,
+                real.as_ref(),
+                Place::Outside,
+                undergoes,
+                how,
+                effect,
             );
         }
         inside

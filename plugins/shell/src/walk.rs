@@ -95,6 +95,9 @@ struct Walker<'a> {
     /// The texts of the scripts being walked, innermost last (the syntax tree's locations
     /// point into them).
     sources: Vec<String>,
+    /// Walking a `$( .. )` whose enclosing text has a `<<` (see
+    /// [`Walker::nested_arithmetic_command`]).
+    substitution_before_heredoc: bool,
     /// How many `cd`s (and `popd`s) the walk has followed.
     cds: usize,
 }
@@ -113,6 +116,7 @@ impl<'a> Walker<'a> {
             bound: Vec::new(),
             subscripted: Vec::new(),
             sources: Vec::new(),
+            substitution_before_heredoc: false,
             cds: 0,
         }
     }
@@ -435,9 +439,13 @@ impl<'a> Walker<'a> {
         match compound {
             C::Arithmetic(a) => match self.nested_subshells(&a.loc) {
                 Some(inner) => self.in_child(|x| x.script(&inner, ctx)),
-                None => self.arithmetic(&a.expr.value, ctx),
+                None => {
+                    self.nested_arithmetic_command();
+                    self.arithmetic(&a.expr.value, ctx)
+                }
             },
             C::ArithmeticForClause(f) => {
+                self.nested_arithmetic_command();
                 for e in [&f.initializer, &f.condition, &f.updater]
                     .into_iter()
                     .flatten()
@@ -525,6 +533,21 @@ impl<'a> Walker<'a> {
             .collect();
         let inside = text.strip_prefix('(')?.strip_suffix(')')?;
         (!inside.starts_with('(')).then(|| inside.to_owned())
+    }
+
+    /// An arithmetic command (`(( .. ))`, `for (( .. ))`) inside a substitution: having met
+    /// its `((` inside `$( .. )`, brush-parser's tokenizer stays in arithmetic mode past the
+    /// substitution's end and reads a later `<<` as a shift, so a here-document after it is read
+    /// as commands and words (`$( ((1)) ); bash <<E` with `rm -rf ~` in the document). Found
+    /// by the differential test against bash: noted when the text around the substitution has
+    /// a `<<`.
+    fn nested_arithmetic_command(&mut self) {
+        if self.substitution_before_heredoc {
+            self.note(
+                NoteKind::Unparseable,
+                "a here-document after an arithmetic command inside a substitution cannot be read reliably".into(),
+            );
+        }
     }
 
     /// An arithmetic expression (`(( .. ))`, `$(( .. ))`, `let`, an operand of `-eq`): a
@@ -865,7 +888,12 @@ impl<'a> Walker<'a> {
                         captured: true,
                         ..ctx.clone()
                     };
+                    let before_heredoc = source.starts_with("$(")
+                        && self.sources.last().is_some_and(|text| text.contains("<<"));
+                    let outer = self.substitution_before_heredoc;
+                    self.substitution_before_heredoc |= before_heredoc;
                     self.in_child(|x| x.script(script, &inner));
+                    self.substitution_before_heredoc = outer;
                     let feed = self.produced(start);
                     arg.feed = std::mem::take(&mut arg.feed).join(feed);
                 }
@@ -1174,6 +1202,38 @@ mod tests {
         assert_eq!(names("x; ( (rm a) ) > f"), ["x", "rm"]);
         assert_eq!(names("( ( ( id ) ) )"), ["id"]);
         assert!(names("((i++)); (( x + 1 ))").is_empty());
+    }
+
+    #[test]
+    fn a_here_document_after_arithmetic_in_a_substitution_is_noted() {
+        // Found by the differential test against bash: brush-parser reads the document's
+        // lines as words of `bash` and a command `E`.
+        for text in [
+            "x $( (( 1 )) ); bash <<'E'\nrm -rf ~\nE",
+            "x \"$( for ((i=0;i<2;i++)); do p; done )\"; bash <<E\nrm -rf ~\nE",
+        ] {
+            let reading = read_shell(text, "/h", "/w");
+            assert!(
+                reading
+                    .notes
+                    .iter()
+                    .any(|n| n.kind == NoteKind::Unparseable),
+                "{text}: {:?}",
+                reading.notes
+            );
+        }
+        // Without a here-document, or outside a substitution, nothing is lost.
+        assert!(read_shell("x $( (( 1 )) ); p", "/h", "/w").notes.is_empty());
+        assert!(
+            read_shell("(( 1 )); bash <<E\np\nE", "/h", "/w")
+                .notes
+                .is_empty()
+        );
+        assert!(
+            read_shell("cat <<E\np\nE\nbash -c '(( 1 ))'", "/h", "/w")
+                .notes
+                .is_empty()
+        );
     }
 
     #[test]

@@ -69,8 +69,15 @@ const PACKAGE_MANAGER: &[Opt] = &[
     ("--version", Flag),
 ];
 
-/// Arguments passed through to a test or build script: test names and a few switches.
+/// Arguments passed through to a test, build or lint script: test names and a few switches
+/// (the linters' and test runners' own: fix what can be fixed in the workspace, update
+/// snapshots).
 const PASSED: &[Opt] = &[
+    ("--fix", Flag),
+    ("--write", Flag),
+    ("--check", Flag),
+    ("-u", Flag),
+    ("--updateSnapshot", Flag),
     ("--coverage", Flag),
     ("--verbose", Flag),
     ("--silent", Flag),

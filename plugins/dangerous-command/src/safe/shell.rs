@@ -325,6 +325,7 @@ const INERT: &[&str] = &[
     "pgrep",
     "pstree",
     "lsof",
+    "top",
 ];
 
 /// `set` options that only make the script stricter or louder.

@@ -2,7 +2,8 @@
 //! the workspace, or print what it is made of (tox, nox, Hatch, Poetry, uv, PDM, Rake, RSpec,
 //! RuboCop, Mix, Zig, Meson, Ninja, CTest, `cmake --build`, .NET, Swift, golangci-lint,
 //! staticcheck, shellcheck, sbt, Leiningen, Cabal, Stack, Dune, rebar3, Bazel, Buck2, Pants, PHPUnit,
-//! Composer, Deno, Rails, pre-commit; options from each one's `--help` and manual), and the read-only listings
+//! Composer, Deno, Rails, pre-commit; the linters of Dockerfiles, CI workflows, spelling, Markdown,
+//! Helm charts and Terraform files; options from each one's `--help` and manual), and the read-only listings
 //! of Docker and Podman (`ps`, `images`). These run the workspace's own
 //! code and fetch what its manifest or lockfile declares, as `cargo test` does (`uv sync`,
 //! `dotnet restore`, `swift build` do what the build does first). Not listed, so asked:
@@ -1009,6 +1010,243 @@ const CONTAINERS: &[Opt] = &[
     ("--digests", Flag),
 ];
 
+/// hadolint's options (`hadolint --help`): rules, formats and thresholds; none runs anything.
+const HADOLINT: &[Opt] = &[
+    ("-c", Read),
+    ("--config", Read),
+    ("-f", Literal),
+    ("--format", Literal),
+    ("-t", Literal),
+    ("--failure-threshold", Literal),
+    ("--ignore", Literal),
+    ("--error", Literal),
+    ("--warning", Literal),
+    ("--info", Literal),
+    ("--style", Literal),
+    ("--no-fail", Flag),
+    ("--no-color", Flag),
+    ("--strict-labels", Flag),
+    ("--disable-ignore-pragma", Flag),
+    ("--verbose", Flag),
+];
+
+/// actionlint's flags (`actionlint -h`). Left out, so asked: `-shellcheck` and `-pyflakes`
+/// (a program to run in their place) and `-init-config` (writes a config file).
+const ACTIONLINT: &[Opt] = &[
+    ("-format", Literal),
+    ("-ignore", Literal),
+    ("-config-file", Read),
+    ("-color", Flag),
+    ("-no-color", Flag),
+    ("-oneline", Flag),
+    ("-verbose", Flag),
+    ("-debug", Flag),
+    ("-stdin-filename", Literal),
+];
+
+/// codespell's options (`codespell --help`) that only choose what it reports; left out, so
+/// asked: `-w`/`-i` (rewrite files) and `-H` (hidden files, where `.env` is).
+const CODESPELL: &[Opt] = &[
+    ("-q", Literal),
+    ("--quiet-level", Literal),
+    ("-L", Literal),
+    ("--ignore-words-list", Literal),
+    ("-I", Read),
+    ("--ignore-words", Read),
+    ("-S", Literal),
+    ("--skip", Literal),
+    ("-D", Read),
+    ("--dictionary", Read),
+    ("--builtin", Literal),
+    ("-c", Flag),
+    ("--count", Flag),
+    ("-s", Flag),
+    ("--summary", Flag),
+    ("-f", Flag),
+    ("--check-filenames", Flag),
+    ("-x", Read),
+    ("--exclude-file", Read),
+    ("--config", Read),
+    ("--toml", Read),
+    ("--ignore-regex", Literal),
+    ("--uri-ignore-words-list", Literal),
+    ("-C", Literal),
+    ("--context", Literal),
+    ("-A", Literal),
+    ("--after-context", Literal),
+    ("-B", Literal),
+    ("--before-context", Literal),
+];
+
+/// typos's options (`typos --help`) that only choose what it reports; left out, so asked:
+/// `-w` (rewrites files), `--hidden` and `--no-ignore*` (files an ignore file or a dot hides).
+const TYPOS: &[Opt] = &[
+    ("-c", Read),
+    ("--config", Read),
+    ("--exclude", Literal),
+    ("--diff", Flag),
+    ("--format", Literal),
+    ("--files", Flag),
+    ("--identifiers", Flag),
+    ("--words", Flag),
+    ("--file-types", Flag),
+    ("--type-list", Flag),
+    ("--dump-config", Write),
+    ("--locale", Literal),
+    ("--color", Literal),
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("-v", Flag),
+    ("--verbose", Flag),
+    ("-j", Literal),
+    ("--threads", Literal),
+];
+
+/// markdownlint-cli's options (`markdownlint --help`); left out, so asked: `-r`/`--rules`
+/// (custom rules: code to load) and `-f`/`--fix`.
+const MARKDOWNLINT: &[Opt] = &[
+    ("-c", Read),
+    ("--config", Read),
+    ("-i", Literal),
+    ("--ignore", Literal),
+    ("-p", Read),
+    ("--ignore-path", Read),
+    ("-j", Flag),
+    ("--json", Flag),
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("-o", Write),
+    ("--output", Write),
+    ("-d", Flag),
+    ("--dot", Flag),
+    ("--enable", Literal),
+    ("--disable", Literal),
+];
+
+/// `helm lint` and `helm template` (`helm lint --help`): the chart rendered here, with values
+/// from files; left out, so asked: `--validate` and the cluster options (they reach a cluster),
+/// `--post-renderer` (a program).
+const HELM_LOCAL: &[Opt] = &[
+    ("-f", Read),
+    ("--values", Read),
+    ("--set", Literal),
+    ("--set-string", Literal),
+    ("--set-json", Literal),
+    ("--set-file", Read),
+    ("--strict", Flag),
+    ("--quiet", Flag),
+    ("--with-subcharts", Flag),
+    ("-n", Literal),
+    ("--namespace", Literal),
+    ("--release-name", Flag),
+    ("--include-crds", Flag),
+    ("--skip-tests", Flag),
+    ("--show-only", Literal),
+    ("-s", Literal),
+    ("--kube-version", Literal),
+    ("--api-versions", Literal),
+    ("--output-dir", Write),
+];
+
+/// `terraform fmt` (`terraform fmt -help`): Go-style flags, booleans written bare or `=false`.
+const TERRAFORM_FMT: &[Opt] = &[
+    ("-check", Optional),
+    ("-diff", Optional),
+    ("-list", Optional),
+    ("-write", Optional),
+    ("-recursive", Optional),
+    ("-no-color", Flag),
+];
+
+/// Linters of files the workspace keeps beside its code (Dockerfiles, CI workflows, spelling,
+/// Markdown, Helm charts, Terraform): they read the files they are given and print findings.
+const FILE_LINTERS: &[Toolchain] = &[
+    Toolchain {
+        names: &["hadolint"],
+        global: &[],
+        commands: &[],
+        bare: Some(Sub {
+            names: &[],
+            options: HADOLINT,
+            rest: Operands::Of(Read),
+        }),
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["actionlint"],
+        global: &[],
+        commands: &[],
+        bare: Some(Sub {
+            names: &[],
+            options: ACTIONLINT,
+            rest: Operands::Of(Read),
+        }),
+        tail: false,
+        style: Style::Single,
+    },
+    Toolchain {
+        names: &["codespell"],
+        global: &[],
+        commands: &[],
+        bare: Some(Sub {
+            names: &[],
+            options: CODESPELL,
+            rest: Operands::Of(Tree),
+        }),
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["typos"],
+        global: &[],
+        commands: &[],
+        bare: Some(Sub {
+            names: &[],
+            options: TYPOS,
+            rest: Operands::Of(Tree),
+        }),
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["markdownlint"],
+        global: &[],
+        commands: &[],
+        bare: Some(Sub {
+            names: &[],
+            options: MARKDOWNLINT,
+            rest: Operands::Of(Read),
+        }),
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["helm"],
+        global: &[],
+        commands: &[Sub {
+            names: &["lint", "template"],
+            options: HELM_LOCAL,
+            rest: Operands::Of(Read),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    Toolchain {
+        names: &["terraform", "tofu"],
+        global: &[],
+        commands: &[Sub {
+            names: &["fmt"],
+            options: TERRAFORM_FMT,
+            rest: Operands::Of(Write),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Single,
+    },
+];
+
 /// The toolchains added for the JVM, Haskell, OCaml, Erlang, PHP and Deno, the build systems
 /// of monorepos, and the container listings: a sub-command and its harmless options each.
 const MORE: &[Toolchain] = &[
@@ -1349,6 +1587,7 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
                 || cmake_configure(judge, args),
         );
     }
-    let t = (TOOLCHAINS.iter().chain(MORE)).find(|t| t.names.contains(&name))?;
+    let t =
+        (TOOLCHAINS.iter().chain(MORE).chain(FILE_LINTERS)).find(|t| t.names.contains(&name))?;
     Some(toolchain(judge, t, args))
 }

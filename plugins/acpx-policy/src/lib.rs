@@ -50,6 +50,7 @@ impl Plugin for AcpxPolicy {
 }
 
 acp_gate_plugin::export_plugin!(AcpxPolicy);
+acp_gate_plugin::use_instance_arena!();
 
 pub fn evaluate(request: &Request, config: &Config) -> Result<Verdict, String> {
     for (list, name) in [

@@ -175,5 +175,6 @@ impl Disk for Host {
 }
 
 acp_gate_plugin::export_plugin!(DangerousCommand);
+acp_gate_plugin::use_instance_arena!();
 
 pub use acp_gate_plugin::testing;

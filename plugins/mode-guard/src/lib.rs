@@ -37,6 +37,7 @@ impl Plugin for ModeGuard {
 }
 
 acp_gate_plugin::export_plugin!(ModeGuard);
+acp_gate_plugin::use_instance_arena!();
 
 /// What a mode does to the agent's asking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

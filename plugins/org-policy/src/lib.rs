@@ -111,5 +111,6 @@ impl Prepare for OrgPolicy {
 }
 
 acp_gate_plugin::export_prepared_plugin!(OrgPolicy);
+acp_gate_plugin::use_instance_arena!();
 
 pub use acp_gate_plugin::testing;

@@ -48,6 +48,7 @@ impl Plugin for PathValidator {
 }
 
 acp_gate_plugin::export_plugin!(PathValidator);
+acp_gate_plugin::use_instance_arena!();
 
 /// Judges `request` with `resolve` standing in for the host's symlink resolution.
 pub fn evaluate(

@@ -32,6 +32,8 @@
 //! handler's `on_error` verdict (never `allow`). So is a panic.
 
 #[cfg(feature = "bindings")]
+pub mod arena;
+#[cfg(feature = "bindings")]
 mod guest;
 #[cfg(feature = "bindings")]
 pub use guest::*;

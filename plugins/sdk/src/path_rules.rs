@@ -366,27 +366,28 @@ impl<'a> PathRules<'a> {
     }
 }
 
-/// Devices that read nothing of anyone's and write nowhere lasting: the null and random
-/// devices, the process's own streams and terminals.
+/// Devices that read nothing of anyone's and write nowhere lasting: the [`inert_device`]s, and
+/// the process's own descriptors, terminals and shared memory.
 fn harmless_device(path: &str) -> bool {
-    let Some(device) = path.strip_prefix("/dev/") else {
-        return false;
-    };
-    matches!(
-        device,
-        "null"
-            | "zero"
-            | "stdout"
-            | "stderr"
-            | "stdin"
-            | "tty"
-            | "full"
-            | "random"
-            | "urandom"
-            | "ptmx"
-    ) || ["fd/", "pts/", "shm/", "tty", "console"]
-        .iter()
-        .any(|p| device.starts_with(p))
+    inert_device(path)
+        || path.strip_prefix("/dev/").is_some_and(|device| {
+            device == "ptmx"
+                || ["fd/", "pts/", "shm/", "tty", "console"]
+                    .iter()
+                    .any(|p| device.starts_with(p))
+        })
+}
+
+/// Devices that are the same for everyone and keep nothing: the null, zero and random
+/// devices, and the process's own standard streams and terminal. Reading or writing one, as
+/// a command's operand or redirection, does nothing beyond the command.
+pub fn inert_device(path: &str) -> bool {
+    path.strip_prefix("/dev/").is_some_and(|device| {
+        matches!(
+            device,
+            "null" | "zero" | "full" | "random" | "urandom" | "stdin" | "stdout" | "stderr" | "tty"
+        )
+    })
 }
 
 /// Block devices and memory: writing one bypasses every file's permissions.

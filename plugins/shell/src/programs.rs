@@ -71,6 +71,7 @@ pub const CHECKSUMS: &[&str] = &[
     "sha512sum",
     "b2sum",
     "cksum",
+    "shasum",
     "sum",
 ];
 

@@ -46,6 +46,10 @@ const ABOUT: &[(&[&str], &[&str])] = &[
     ),
     (&["gcc", "g++", "cc", "clang", "clang++"], &["-v"]),
     (&["perl", "php", "elixir"], &["-v"]),
+    // Ruby's `-v` alone prints the version and exits (ruby(1)); so do gem's, Bundler's, irb's
+    // and Mix's; Rake's is `-V`.
+    (&["ruby", "gem", "bundle", "irb", "mix"], &["-v"]),
+    (&["rake"], &["-V"]),
     (&["kotlin", "scala", "java"], &["-version"]),
     (&["zig"], &["version"]),
 ];

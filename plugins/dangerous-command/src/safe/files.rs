@@ -596,6 +596,13 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("--length", Literal),
             ("-a", Literal),
             ("--algorithm", Literal),
+            // shasum's own (Perl's Digest::SHA).
+            ("-U", Flag),
+            ("--UNIVERSAL", Flag),
+            ("-0", Flag),
+            ("--01", Flag),
+            ("-q", Flag),
+            ("-s", Flag),
         ]],
         lead: &[],
         rest: Read,

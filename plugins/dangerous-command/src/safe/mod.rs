@@ -35,7 +35,7 @@ mod search;
 mod shell;
 mod toolchains;
 
-use acp_gate_plugin::path_rules::{Place, Undergoes};
+use acp_gate_plugin::path_rules::{self, Place, Undergoes};
 use acp_gate_shell::environment::{is_inert, is_shell_variable};
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 use acp_gate_shell::paths::is_same_or_ancestor;
@@ -481,10 +481,7 @@ pub(crate) fn names_a_kind(glob: &str) -> bool {
     !last.starts_with(wild) || !last.ends_with(wild)
 }
 
-/// Outputs that do not write a file: `/dev/null`, the standard streams.
+/// Operands that are no file: `/dev/null`, `/dev/urandom`, the standard streams.
 fn is_harmless_sink(target: &Arg) -> bool {
-    matches!(
-        target.text.as_str(),
-        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
-    ) && !target.dynamic
+    !target.dynamic && path_rules::inert_device(&target.text)
 }

@@ -688,6 +688,12 @@ const TOOLCHAINS: &[Toolchain] = &[
                 options: MIX_TEST,
                 rest: Operands::Of(Read),
             },
+            // The dependencies mix.exs declares, and their status: nothing fetched.
+            Sub {
+                names: &["deps"],
+                options: &[],
+                rest: Operands::Of(Flag),
+            },
             // `mix format FILES` rewrites them.
             Sub {
                 names: &["format"],
@@ -1400,6 +1406,27 @@ const MORE: &[Toolchain] = &[
         tail: false,
         style: Style::Gnu,
     },
+    // What RubyGems has installed, and where: nothing fetched (not `--remote`, `--both`,
+    // `--source`).
+    Toolchain {
+        names: &["gem"],
+        global: &[],
+        commands: &[
+            Sub {
+                names: &["list"],
+                options: GEM_LIST,
+                rest: Operands::Of(Literal),
+            },
+            Sub {
+                names: &["env", "which"],
+                options: &[],
+                rest: Operands::Of(Literal),
+            },
+        ],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
     Toolchain {
         names: &["docker", "podman"],
         global: &[],
@@ -1412,6 +1439,32 @@ const MORE: &[Toolchain] = &[
         tail: false,
         style: Style::Gnu,
     },
+];
+
+/// `gem list`'s options that read what is installed locally (`gem help list`).
+const GEM_LIST: &[Opt] = &[
+    ("-l", Flag),
+    ("--local", Flag),
+    ("-i", Flag),
+    ("--installed", Flag),
+    ("--no-installed", Flag),
+    ("-d", Flag),
+    ("--details", Flag),
+    ("--no-details", Flag),
+    ("-a", Flag),
+    ("--all", Flag),
+    ("-e", Flag),
+    ("--exact", Flag),
+    ("--versions", Flag),
+    ("--no-versions", Flag),
+    ("-v", Literal),
+    ("--version", Literal),
+    ("--prerelease", Flag),
+    ("--no-prerelease", Flag),
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("--verbose", Flag),
+    ("--no-verbose", Flag),
 ];
 
 /// `uv pip list|show|freeze`: reading what is installed.

@@ -1016,6 +1016,33 @@ const CONTAINERS: &[Opt] = &[
     ("--digests", Flag),
 ];
 
+/// `docker compose`'s own options that pick the workspace's project (`docker compose --help`).
+const COMPOSE: &[Opt] = &[
+    ("-f", Read),
+    ("--file", Read),
+    ("-p", Literal),
+    ("--project-name", Literal),
+    ("--profile", Literal),
+    ("--ansi", Literal),
+    ("--progress", Literal),
+];
+
+/// The options of `docker compose ps`, `images`, `ls`, `top` and `version`: what is listed, and
+/// how.
+const COMPOSE_LIST: &[Opt] = &[
+    ("-a", Flag),
+    ("--all", Flag),
+    ("-q", Flag),
+    ("--quiet", Flag),
+    ("--services", Flag),
+    ("--status", Literal),
+    ("--filter", Literal),
+    ("--format", Literal),
+    ("--no-trunc", Flag),
+    ("--orphans", Flag),
+    ("--short", Flag),
+];
+
 /// hadolint's options (`hadolint --help`): rules, formats and thresholds; none runs anything.
 const HADOLINT: &[Opt] = &[
     ("-c", Read),
@@ -1427,6 +1454,9 @@ const MORE: &[Toolchain] = &[
         tail: false,
         style: Style::Gnu,
     },
+    // The local engine's containers and images (not `logs`, what a program outside the
+    // workspace printed; nor `inspect`, a container's environment; nor `-H`/`--context`,
+    // which send the engine's credentials elsewhere).
     Toolchain {
         names: &["docker", "podman"],
         global: &[],
@@ -1434,6 +1464,21 @@ const MORE: &[Toolchain] = &[
             names: &["ps", "images"],
             options: CONTAINERS,
             rest: Operands::Of(Flag),
+        }],
+        bare: None,
+        tail: false,
+        style: Style::Gnu,
+    },
+    // The workspace's Compose project as the engine runs it (`docker compose ps`; `docker
+    // compose` is judged as `docker-compose`): not `logs` nor `config`, which prints the
+    // values `.env` gives, nor `--env-file`, `-H` or a file of another project.
+    Toolchain {
+        names: &["docker-compose", "podman-compose"],
+        global: COMPOSE,
+        commands: &[Sub {
+            names: &["ps", "images", "ls", "top", "version"],
+            options: COMPOSE_LIST,
+            rest: Operands::Of(Literal),
         }],
         bare: None,
         tail: false,
@@ -1493,23 +1538,21 @@ fn toolchain(judge: &mut Judge, t: &Toolchain, args: &[Arg]) -> bool {
             .map(|s| (s, *a)),
         _ => None,
     });
-    let (sub, words) = match named {
+    // The program's own options before the sub-command, judged with its words.
+    let (sub, leading, words) = match named {
         Some((sub, word)) => {
             let at = before
                 .iter()
                 .position(|a| std::ptr::eq(a, word))
                 .map_or(before.len(), |p| p + 1);
-            let leading = &before[..at - 1];
-            let all_global = parse(leading, &[t.global], t.style)
-                .iter()
-                .all(|i| matches!(i, Item::Option { .. }));
-            if !all_global {
+            let leading = parse(&before[..at - 1], &[t.global], t.style);
+            if !leading.iter().all(|i| matches!(i, Item::Option { .. })) {
                 return false;
             }
-            (sub, &before[at..])
+            (sub, leading, &before[at..])
         }
         None => match &t.bare {
-            Some(bare) => (bare, before),
+            Some(bare) => (bare, Vec::new(), before),
             None => return false,
         },
     };
@@ -1534,7 +1577,7 @@ fn toolchain(judge: &mut Judge, t: &Toolchain, args: &[Arg]) -> bool {
     // Words handed to the workspace's own commands (`tox -- tests/unit`): plain words only.
     let tail = after.is_empty()
         || (t.tail && after.iter().all(|a| !a.dynamic && !a.text.starts_with('-')));
-    targets && tail && judge.items(&items, &program)
+    targets && tail && judge.items(&leading, &program) && judge.items(&items, &program)
 }
 
 /// `cmake --build DIR`: the build a configured directory describes, with options that choose
@@ -1640,6 +1683,14 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
                 || cmake_configure(judge, args),
         );
     }
+    // `docker compose ...` is the Compose plugin, as `docker-compose ...`.
+    if matches!(name, "docker" | "podman") && args.first().is_some_and(|a| a.is("compose")) {
+        return judge_by_name(judge, "docker-compose", &args[1..]);
+    }
+    judge_by_name(judge, name, args)
+}
+
+fn judge_by_name(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     let t =
         (TOOLCHAINS.iter().chain(MORE).chain(FILE_LINTERS)).find(|t| t.names.contains(&name))?;
     Some(toolchain(judge, t, args))

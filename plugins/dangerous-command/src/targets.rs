@@ -29,7 +29,12 @@ pub fn write_target(f: &mut Findings, cx: &Context, target: &Arg, how: &str, eff
         Effect::Write => Undergoes::Write,
         Effect::Move | Effect::Delete => Undergoes::Delete,
     };
-    judge(f, cx, text, real.as_ref(), place, undergoes, how, effect);
+    let named = Named {
+        text,
+        real: real.as_ref(),
+        place,
+    };
+    judge(f, cx, &named, undergoes, how, effect);
 }
 
 /// A file `f`'s command reads, judged by the path rules by its name and where its symlinks
@@ -53,38 +58,38 @@ pub fn read_target(f: &mut Findings, cx: &Context, target: &Arg) {
         return;
     }
     let real = cx.real(f.inv, text, true);
-    judge(
-        f,
-        cx,
+    let named = Named {
         text,
-        real.as_ref(),
-        Place::Unknown,
-        Undergoes::Read,
-        "reads",
-        Effect::Read,
-    );
+        real: real.as_ref(),
+        place: Place::Unknown,
+    };
+    judge(f, cx, &named, Undergoes::Read, "reads", Effect::Read);
 }
 
-/// Adds what the path rules say of `undergoes` done to `text` (at `place`; `real`: where it
-/// leads) as a finding about the path.
-#[allow(clippy::too_many_arguments)]
+/// A path as a command names it: its text, where its links lead, and where it is.
+pub struct Named<'a> {
+    pub text: &'a str,
+    pub real: Option<&'a Real>,
+    pub place: Place<'a>,
+}
+
+/// Adds what the path rules say of `undergoes` done to `path` as a finding about it.
 pub fn judge(
     f: &mut Findings,
     cx: &Context,
-    text: &str,
-    real: Option<&Real>,
-    place: Place,
+    path: &Named,
     undergoes: Undergoes,
     how: &str,
     effect: Effect,
 ) {
+    let (text, real) = (path.text, path.real);
     let named = cx.absolute_anywhere(f.inv, text);
     let shown = format!("`{text}`");
     let target = Target {
         named: &named,
         real: real.filter(|r| r.linked).map(|r| r.path.as_str()),
         fold_case: real.is_some_and(|r| r.folded),
-        place,
+        place: path.place,
         shown: &shown,
     };
     if let Some(found) = cx.rules.judge(&target, undergoes, how) {

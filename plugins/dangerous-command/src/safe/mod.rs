@@ -44,7 +44,7 @@ use acp_gate_shell::{Arg, Command as Invocation, Runs};
 use crate::config::{matches_prefix, pattern_words};
 use crate::context::Context;
 use crate::judgement::{Effect, Finding, Findings, Level};
-use crate::targets::{holds_secrets, inside, judge, read_target, write_target};
+use crate::targets::{Named, holds_secrets, inside, judge, read_target, write_target};
 
 /// A program the checker allows, described by what it takes.
 pub struct Program {
@@ -401,16 +401,12 @@ impl Judge<'_, '_, '_> {
                 Value::Name => (Undergoes::List, "lists"),
                 _ => (Undergoes::Read, "reads"),
             };
-            judge(
-                &mut self.findings(),
-                cx,
+            let named = Named {
                 text,
-                real.as_ref(),
-                Place::Outside,
-                undergoes,
-                how,
-                effect,
-            );
+                real: real.as_ref(),
+                place: Place::Outside,
+            };
+            judge(&mut self.findings(), cx, &named, undergoes, how, effect);
         }
         inside
     }

@@ -79,6 +79,9 @@ const CARGO_COMPILE: &[Opt] = &[
 /// What each cargo command takes beyond `CARGO_COMPILE`; its operands; what follows `--`.
 const CARGO_COMMANDS: &[(&[&str], &[Opt], Value, Tail)] = &[
     (&["build", "b", "check", "c"], &[], Flag, Tail::None),
+    // What `build` would download first, as Cargo.lock pins it (or resolves it, as `build`
+    // does without one): no build script or code of a crate runs.
+    (&["fetch"], &[], Flag, Tail::None),
     (
         &["test", "t", "bench"],
         &[

@@ -1690,6 +1690,7 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
     judge_by_name(judge, name, args)
 }
 
+/// The toolchain named `name`, judged on `args`; `None` when no table names it.
 fn judge_by_name(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool> {
     let t =
         (TOOLCHAINS.iter().chain(MORE).chain(FILE_LINTERS)).find(|t| t.names.contains(&name))?;

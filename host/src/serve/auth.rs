@@ -3,7 +3,7 @@
 //! client address, and the page's sessions (an HttpOnly, SameSite=Strict cookie, Secure under
 //! TLS) with their CSRF tokens.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -32,7 +32,7 @@ const LOGIN_FORM_SECONDS: i64 = 3600;
 /// second.
 const UNKNOWN_PER_SECOND: u32 = 1;
 
-/// The most token hashes [`Guesses`] remembers as good.
+/// The most token hashes [`Guesses`] remembers (as good, or being looked up).
 const KNOWN: usize = 100_000;
 
 /// How long a page session lasts.
@@ -128,17 +128,29 @@ impl RateLimiter {
 /// guess, so an address that sends more than a few is refused (429) before its next lookup.
 /// Tokens this instance found good are looked up whatever their address sent (and forgotten
 /// once revoked): the gates that share an address with a broken or hostile one keep working.
+/// A token is charged once while its lookup is under way: a gate that starts with a burst of
+/// calls (a new token, or any token after a restart) is one unknown token, not one per call.
 pub struct Guesses {
     lookups: RateLimiter,
-    /// The hashes of the tokens and sessions found good.
-    known: Mutex<HashSet<String>>,
+    /// The hashes of the tokens and sessions found good, or being looked up since when.
+    seen: Mutex<HashMap<String, Seen>>,
 }
+
+/// What [`Guesses`] knows of a token's hash.
+enum Seen {
+    Good,
+    /// Charged to its address at this time; its lookup has not ended.
+    LookingUp(Instant),
+}
+
+/// How long a lookup is taken to be under way (a lookup that failed never says it ended).
+const LOOKUP_SECONDS: u64 = 5;
 
 impl Default for Guesses {
     fn default() -> Guesses {
         Guesses {
             lookups: RateLimiter::new(UNKNOWN_PER_SECOND),
-            known: Mutex::default(),
+            seen: Mutex::default(),
         }
     }
 }
@@ -146,21 +158,33 @@ impl Default for Guesses {
 impl Guesses {
     /// Whether the token (or session) hashed `hash` may be looked up for `client` now.
     pub fn may_look_up(&self, client: &str, hash: &str) -> bool {
-        lock(&self.known).contains(hash) || self.lookups.allow(client)
+        let mut seen = lock(&self.seen);
+        match seen.get(hash) {
+            Some(Seen::Good) => return true,
+            Some(Seen::LookingUp(since)) if since.elapsed().as_secs() < LOOKUP_SECONDS => {
+                return true;
+            }
+            _ => {}
+        }
+        if !self.lookups.allow(client) {
+            return false;
+        }
+        if seen.len() >= KNOWN {
+            // Forgetting costs a lookup each, from the budget of their address: no harm.
+            seen.clear();
+        }
+        seen.insert(hash.to_owned(), Seen::LookingUp(Instant::now()));
+        true
     }
 
     /// The lookup of `hash` found a live token (or session), or did not.
     pub fn found(&self, hash: &str, good: bool) {
-        let mut known = lock(&self.known);
-        if !good {
-            known.remove(hash);
-            return;
+        let mut seen = lock(&self.seen);
+        if good {
+            seen.insert(hash.to_owned(), Seen::Good);
+        } else {
+            seen.remove(hash);
         }
-        if known.len() >= KNOWN {
-            // Forgetting costs a lookup each, from the budget of their address: no harm.
-            known.clear();
-        }
-        known.insert(hash.to_owned());
     }
 
     /// The refusal of an address that sent too many unknown tokens.
@@ -379,5 +403,22 @@ mod tests {
         );
         guesses.found("good", false);
         assert!(!guesses.may_look_up("10.0.0.1", "good"), "once revoked");
+    }
+
+    #[test]
+    fn a_burst_of_calls_with_one_new_token_is_one_unknown_token() {
+        let guesses = Guesses::default();
+        let started = (0..50)
+            .filter(|_| guesses.may_look_up("10.0.0.1", "new"))
+            .count();
+        assert_eq!(started, 50, "every call while its lookup is under way");
+        guesses.found("new", false);
+        let after = (0..20)
+            .filter(|n| guesses.may_look_up("10.0.0.1", &format!("guess {n}")))
+            .count();
+        assert_eq!(
+            after, 9,
+            "the new token cost one lookup of the burst of ten"
+        );
     }
 }

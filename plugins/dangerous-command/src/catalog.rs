@@ -65,6 +65,10 @@ pub const RULES: &[(&str, &str)] = &[
         "deny: writes to a disk device (dd of=/dev/sda, > /dev/nvme0n1); ask for other devices",
     ),
     (
+        "terminal",
+        "ask: reads or writes a person's terminal (/dev/tty, /dev/pts/N, /dev/console): their keystrokes, or escape sequences",
+    ),
+    (
         "disk-format",
         "deny: creates file systems or repartitions disks (mkfs, wipefs, fdisk)",
     ),

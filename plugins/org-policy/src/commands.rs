@@ -15,6 +15,7 @@
 //! request's command as `dangerous-command` does; `from_shell` reads a shell string alone.
 
 use acp_gate_plugin::CommandLine;
+use acp_gate_plugin::path_rules::inert_device;
 use acp_gate_shell::environment::{is_inert, is_shell_variable};
 use acp_gate_shell::{Arg, Command, NoteKind, Reading, Runs, read_command, read_shell};
 
@@ -77,13 +78,7 @@ impl SimpleCommand {
             writes: command
                 .writes
                 .iter()
-                .filter(|w| {
-                    w.dynamic
-                        || !matches!(
-                            w.text.as_str(),
-                            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
-                        )
-                })
+                .filter(|w| w.dynamic || !inert_device(&w.text))
                 .map(Word::of)
                 .collect(),
             changes_environment: !command.env.iter().all(|(name, value)| {

@@ -298,6 +298,17 @@ impl<'a> PathRules<'a> {
             );
         }
         if let Some(device) = path.strip_prefix("/dev/") {
+            if terminal_device(device) {
+                let why = match undergoes.changes() {
+                    true => "escape sequences there can set the clipboard or type for the user",
+                    false => "what a person types there",
+                };
+                return finding(
+                    Level::Ask,
+                    "terminal",
+                    format!("{how} the terminal {shown}: {why}"),
+                );
+            }
             if harmless_device(path) || !undergoes.changes() {
                 return None;
             }
@@ -367,27 +378,34 @@ impl<'a> PathRules<'a> {
 }
 
 /// Devices that read nothing of anyone's and write nowhere lasting: the [`inert_device`]s, and
-/// the process's own descriptors, terminals and shared memory.
+/// the process's own descriptors, a new pseudo-terminal and shared memory.
 fn harmless_device(path: &str) -> bool {
     inert_device(path)
         || path.strip_prefix("/dev/").is_some_and(|device| {
-            device == "ptmx"
-                || ["fd/", "pts/", "shm/", "tty", "console"]
-                    .iter()
-                    .any(|p| device.starts_with(p))
+            device == "ptmx" || ["fd/", "shm/"].iter().any(|p| device.starts_with(p))
         })
 }
 
 /// Devices that are the same for everyone and keep nothing: the null, zero and random
-/// devices, and the process's own standard streams and terminal. Reading or writing one, as
-/// a command's operand or redirection, does nothing beyond the command.
+/// devices, and the process's own standard streams (an agent captures them). Reading or
+/// writing one, as a command's operand or redirection, does nothing beyond the command.
 pub fn inert_device(path: &str) -> bool {
     path.strip_prefix("/dev/").is_some_and(|device| {
         matches!(
             device,
-            "null" | "zero" | "full" | "random" | "urandom" | "stdin" | "stdout" | "stderr" | "tty"
+            "null" | "zero" | "full" | "random" | "urandom" | "stdin" | "stdout" | "stderr"
         )
     })
+}
+
+/// A person's terminal, past the agent's capture of the output: the controlling one
+/// (`/dev/tty`), the pseudo-terminals of other sessions, the consoles and their screens
+/// (`/dev/vcs*`). What is read there is what someone types; what is written there reaches
+/// their terminal's escape sequences.
+fn terminal_device(device: &str) -> bool {
+    ["tty", "pts/", "console", "vcs"]
+        .iter()
+        .any(|p| device.starts_with(p))
 }
 
 /// Block devices and memory: writing one bypasses every file's permissions.
@@ -510,6 +528,15 @@ mod tests {
             Some((Level::Ask, "outside-read"))
         );
         assert_eq!(judged("/dev/null", Place::Outside, Write), None);
+        for terminal in ["/dev/tty", "/dev/pts/3", "/dev/console", "/dev/vcs1"] {
+            for undergoes in [Read, Write] {
+                assert_eq!(
+                    judged(terminal, Place::Outside, undergoes),
+                    Some((Level::Ask, "terminal")),
+                    "{terminal}"
+                );
+            }
+        }
         assert_eq!(
             judged("/dev/sda", Place::Outside, Write),
             Some((Level::Deny, "device-write"))

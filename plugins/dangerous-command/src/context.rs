@@ -149,7 +149,13 @@ impl<'a> Context<'a> {
     /// The names in the directory `inv` runs in, as the host lists them; `None` when the
     /// directory is not known or cannot be listed.
     pub(crate) fn entries_here(&self, inv: &Invocation) -> Option<Vec<String>> {
-        self.disk.entries(&self.absolute(inv, ".")?)
+        self.entries(inv, ".")
+    }
+
+    /// The names in the directory `dir` (named where `inv` runs), as the host lists them;
+    /// `None` when it is not known or cannot be listed.
+    pub(crate) fn entries(&self, inv: &Invocation, dir: &str) -> Option<Vec<String>> {
+        self.disk.entries(&self.absolute(inv, dir)?)
     }
 
     /// The files the patch `text` (named where `inv` runs) changes; `None` when it is not known.

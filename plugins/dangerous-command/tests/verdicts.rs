@@ -939,9 +939,9 @@ fn recursive_readers_are_allowed_only_where_no_secret_is_expected() {
             "ag TODO",
             "git grep -n TODO",
             "git grep --untracked TODO",
-            "diff -r src backup/src",
+            "diff -r --no-dereference src backup/src",
             "tar czf src.tgz src",
-            "zip -r site.zip dist",
+            "zip -r -y site.zip dist",
         ],
         Level::Allow,
     );
@@ -965,9 +965,27 @@ fn recursive_readers_are_allowed_only_where_no_secret_is_expected() {
         ],
         Level::Ask,
     );
-    for command in ["grep -r x *", "grep -r x $DIR", "tar czf x.tgz *"] {
+    // Those that follow the tree's symbolic links read where a link to a key leads.
+    for command in [
+        "grep -r x *",
+        "grep -r x $DIR",
+        "tar czf x.tgz *",
+        "diff -r src backup/src",
+        "zip -r site.zip dist",
+        "find src -name '*.rs' -exec cat {} +",
+        "find src -type f -o -name '*.rs' -exec cat {} +",
+        "find src ! -type f -exec cat {} +",
+        "find src -exec cat -type f {} +",
+    ] {
         assert_ne!(level(command), Level::Allow, "{command}");
     }
+    expect(
+        &[
+            "find src -type f -name '*.rs' -exec cat {} +",
+            "find tests -type f,d -exec wc -l {} +",
+        ],
+        Level::Allow,
+    );
     expect(
         &["grep -r x ~", "rg -uu x ~/.ssh", "tar czf k.tgz ~/.ssh"],
         Level::Deny,
@@ -981,7 +999,7 @@ fn archives_are_created_and_listed_in_the_workspace() {
             "tar -tzf release.tar.gz",
             "tar cf docs.tar docs/",
             "tar -czf out.tgz -C build dist",
-            "zip -r -q site.zip dist -x '*.map'",
+            "zip -r -q -y site.zip dist -x '*.map'",
             "unzip -l release.zip",
             "gzip -k data/large.csv",
             "gunzip data/large.csv.gz",

@@ -878,13 +878,53 @@ fn match_segments<'p>(
 /// `*` and `?` matching of one path segment, optionally ignoring ASCII case.
 fn wildcard(pattern: &[u8], text: &[u8], ascii_case: bool) -> bool {
     let same = |a: u8, b: u8| a == b || ascii_case && a.eq_ignore_ascii_case(&b);
+    wildcard_by(pattern, text, b'*', b'?', same)
+}
+
+/// Whether the shell may expand `pattern`, one segment of an unquoted glob, to the file name
+/// `name`: `*` and `?` as the shell has them (characters, not bytes), a bracket expression as
+/// any one character (so never fewer names than the shell expands it to), and a name starting
+/// with `.` only for a pattern that does (bash without `dotglob`).
+pub fn shell_glob_may_match(pattern: &str, name: &str) -> bool {
+    if name.starts_with('.') && !pattern.starts_with('.') {
+        return false;
+    }
+    let mut simple = Vec::with_capacity(pattern.len());
+    let mut rest = pattern.chars();
+    while let Some(c) = rest.next() {
+        if c != '[' {
+            simple.push(c);
+            continue;
+        }
+        // `[!]x]`, `[]x]`: a `]` first is one of the set; a `[` never closed is itself, and
+        // taken as any character all the same.
+        let set = rest.as_str();
+        let skip = usize::from(set.starts_with(['!', '^']));
+        let skip = skip + usize::from(set[skip..].starts_with(']'));
+        if let Some(end) = set[skip..].find(']') {
+            rest = set[skip + end + 1..].chars();
+        }
+        simple.push('?');
+    }
+    let name: Vec<char> = name.chars().collect();
+    wildcard_by(&simple, &name, '*', '?', |a, b| a == b)
+}
+
+/// `star` matches any run, `one` any one item, everything else what `same` says.
+fn wildcard_by<T: Copy + PartialEq>(
+    pattern: &[T],
+    text: &[T],
+    star_item: T,
+    one: T,
+    same: impl Fn(T, T) -> bool,
+) -> bool {
     let (mut p, mut t) = (0, 0);
     let (mut star, mut mark) = (None, 0);
     while t < text.len() {
-        if p < pattern.len() && (pattern[p] == b'?' || same(pattern[p], text[t])) {
+        if p < pattern.len() && (pattern[p] == one || same(pattern[p], text[t])) {
             p += 1;
             t += 1;
-        } else if p < pattern.len() && pattern[p] == b'*' {
+        } else if p < pattern.len() && pattern[p] == star_item {
             star = Some(p);
             mark = t;
             p += 1;
@@ -896,12 +936,26 @@ fn wildcard(pattern: &[u8], text: &[u8], ascii_case: bool) -> bool {
             return false;
         }
     }
-    pattern[p..].iter().all(|&c| c == b'*')
+    pattern[p..].iter().all(|&c| c == star_item)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shell_glob_is_taken_to_match_at_least_what_bash_expands() {
+        let m = shell_glob_may_match;
+        assert!(m("*.rs", "main.rs"));
+        assert!(!m("*.rs", "main.py"));
+        assert!(!m("*", ".env"), "no hidden file for `*`");
+        assert!(m(".*", ".env"));
+        assert!(m("?.rs", "é.rs"), "a character, not a byte");
+        assert!(m("[ab].rs", "c.rs"), "a set is taken as any character");
+        assert!(m("[]x].rs", "y.rs"));
+        assert!(m("x[", "x["));
+        assert!(m("[!a]*", "abc"));
+    }
 
     #[test]
     fn globs() {

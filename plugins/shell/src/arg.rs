@@ -64,8 +64,8 @@ pub struct Arg {
     /// What the command or process substitutions inside the word produce.
     pub feed: Feed,
     /// The word is a file `find` found under this directory (its `-exec CMD {} +`): only known
-    /// at run time (`dynamic` stays set), but known to be some file there, hidden ones included,
-    /// named by a path that starts with the directory (so never an option).
+    /// at run time (`dynamic` stays set), but known to be some file there and no symbolic link,
+    /// hidden ones included, named by a path that starts with the directory (never an option).
     pub found_in: Option<String>,
 }
 

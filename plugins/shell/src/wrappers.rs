@@ -651,8 +651,12 @@ fn fd(inv: Command) -> Plan {
 }
 
 /// The one directory `find` searches (`.` when it names none), when it is known and followed
-/// through no symlink (`-L`, `-follow`): every file it finds is a path under it.
+/// through no symlink (`-L`, `-follow`), and the files it hands on are no symlinks either
+/// ([`excludes_links`]): every file it finds is a file under it, read there.
 fn find_root(argv: &[Arg]) -> Option<String> {
+    if !excludes_links(argv) {
+        return None;
+    }
     let mut words = argv.iter().skip(1).peekable();
     while let Some(a) = words.next_if(|a| a.text.starts_with('-') && !a.dynamic) {
         match a.text.as_str() {
@@ -680,6 +684,38 @@ fn find_root(argv: &[Arg]) -> Option<String> {
         [one] if !one.glob && !one.dynamic => Some(one.text.clone()),
         _ => None,
     }
+}
+
+/// Whether every file `find`'s expression matches is no symbolic link: a `-type` without `l`
+/// (`f`, `d`, `f,d`) that every match passes (no `-o`, `,`, `!` or `-not` in the expression).
+/// A link it found would be handed to the command, which reads where it leads: a link in the
+/// tree to `~/.ssh/id_rsa` named `x.rs` matches `-name '*.rs'`.
+fn excludes_links(argv: &[Arg]) -> bool {
+    let mut typed = false;
+    let mut i = 1;
+    while i < argv.len() {
+        let a = &argv[i];
+        if a.dynamic {
+            return false;
+        }
+        match a.text.as_str() {
+            "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                // The command's own words are not the expression's.
+                i = (i + 1..argv.len())
+                    .find(|&k| argv[k].is(";") || argv[k].is("+"))
+                    .unwrap_or(argv.len());
+            }
+            "-o" | "-or" | "," | "!" | "-not" => return false,
+            "-type" => {
+                let kind = argv.get(i + 1);
+                typed |= kind.is_some_and(|k| !k.dynamic && !k.text.contains('l'));
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    typed
 }
 
 /// The command `find -exec` or `fd -x` runs, with its placeholders standing for unknown paths

@@ -250,6 +250,17 @@ fn zip(judge: &mut Judge, args: &[Arg]) -> bool {
             }
         )
     });
+    // Unless told to store links as links (`-y`), zip stores what they lead to: a link in the
+    // workspace to a key puts the key in the archive.
+    let links_kept = (items.iter()).any(|i| {
+        matches!(
+            i,
+            Item::Option {
+                name: "-y" | "--symlinks",
+                ..
+            }
+        )
+    });
     let mut archive = true;
     items.iter().all(|item| match item {
         Item::Option { .. } => true,
@@ -260,6 +271,7 @@ fn zip(judge: &mut Judge, args: &[Arg]) -> bool {
         Item::Operand(a) => judge.path(a, if recursive { Tree } else { Read }),
         Item::Unknown(_) | Item::Missing(_) => false,
     }) && !archive
+        && (links_kept || !recursive)
 }
 
 /// `unzip`'s options that list, test or print an archive, or extract it choosing only which

@@ -1235,17 +1235,16 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
     if args.len() == 1 && GNU_INFO.iter().any(|(o, _)| args[0].is(o)) {
         return Some(true);
     }
-    // `diff -r` prints a file one side lacks by name, and the lines that differ where both
-    // have it: a secret's contents only with `-N`, which prints a missing file as empty.
     let items = parse(args, program.options, program.style);
-    judge.filtered_trees = name == "diff"
-        && !items.iter().any(|i| {
-            matches!(i, Item::Option { name, .. }
-                if matches!(*name, "-N" | "--new-file" | "--unidirectional-new-file"))
-        });
+    let given = |names: &[&str]| {
+        (items.iter()).any(|i| matches!(i, Item::Option { name, .. } if names.contains(name)))
+    };
+    // `diff -r` follows the symbolic links in the trees it compares and prints the lines that
+    // differ: a link in the workspace to a key is read where it leads.
+    let follows_links =
+        name == "diff" && given(&["-r", "--recursive"]) && !given(&["--no-dereference"]);
     judge.digests_only = CHECKSUMS.contains(&name);
-    let safe = judge.items(&items, program);
-    judge.filtered_trees = false;
+    let safe = judge.items(&items, program) && !follows_links;
     judge.digests_only = false;
     Some(safe && (!matches!(name, "jq" | "yq") || query_is_read(&items)))
 }

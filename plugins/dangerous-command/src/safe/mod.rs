@@ -36,6 +36,7 @@ mod shell;
 mod toolchains;
 
 use acp_gate_plugin::path_rules::{self, Place, Undergoes};
+use acp_gate_plugin::sensitive::shell_glob_may_match;
 use acp_gate_shell::environment::{is_inert, is_shell_variable};
 use acp_gate_shell::options::{Item, Opt, Style, Value, parse};
 use acp_gate_shell::paths::is_same_or_ancestor;
@@ -381,8 +382,13 @@ impl Judge<'_, '_, '_> {
             return false;
         }
         // A glob that reads whatever is there (`cat *`) may read a key file; one that names
-        // a kind of file (`*.rs`, `test_*`) is judged by the directory it lists.
-        if a.glob && access != Value::Name && !names_a_kind(text) && !self.digests_only {
+        // a kind of file (`*.rs`, `test_*`) is judged by the directory it lists, and by what
+        // it expands to there now.
+        if a.glob
+            && access != Value::Name
+            && !self.digests_only
+            && (!names_a_kind(text) || !self.matches(text, access, how, effect))
+        {
             return false;
         }
         let dir = match abs.find(['*', '?', '[']) {
@@ -410,7 +416,39 @@ impl Judge<'_, '_, '_> {
         }
         inside
     }
+
+    /// Judges each name the glob `text` may expand to now as if it were named (so a symbolic
+    /// link among them, `src/x.rs` leading to `~/.ssh/id_rsa`, is judged where it leads).
+    /// Not expanded, so not known: a wildcard in a directory (`src/*/x.rs`), more than
+    /// [`MAX_MATCHES`] names. A directory that cannot be listed expands to nothing: the shell
+    /// hands the glob on as it is written, and no file is named so.
+    fn matches(&mut self, text: &str, access: Value, how: &str, effect: Effect) -> bool {
+        let (dir, pattern) = match text.rsplit_once('/') {
+            Some(("", pattern)) => ("/", pattern),
+            Some((dir, pattern)) => (dir, pattern),
+            None => (".", text),
+        };
+        if dir.contains(['*', '?', '[']) {
+            return false;
+        }
+        let names = self.cx.entries(self.inv, dir).unwrap_or_default();
+        let matched: Vec<String> = (names.into_iter())
+            .filter(|name| shell_glob_may_match(pattern, name))
+            .collect();
+        if matched.len() > MAX_MATCHES {
+            return false;
+        }
+        let mut safe = true;
+        for name in matched {
+            let path = Arg::literal(format!("{}/{name}", dir.trim_end_matches('/')));
+            safe &= self.access(&path, access, how, effect);
+        }
+        safe
+    }
 }
+
+/// The most names a glob is expanded to for judging: past it, a glob is not known.
+const MAX_MATCHES: usize = 256;
 
 /// Directory names under which projects keep code, tests and documents, not credentials.
 const SOURCE_TREES: &[&str] = &[

@@ -252,15 +252,16 @@ fn zip(judge: &mut Judge, args: &[Arg]) -> bool {
     });
     // Unless told to store links as links (`-y`), zip stores what they lead to: a link in the
     // workspace to a key puts the key in the archive.
-    let links_kept = (items.iter()).any(|i| {
-        matches!(
-            i,
-            Item::Option {
-                name: "-y" | "--symlinks",
-                ..
-            }
-        )
-    });
+    let follows_links = recursive
+        && !(items.iter()).any(|i| {
+            matches!(
+                i,
+                Item::Option {
+                    name: "-y" | "--symlinks",
+                    ..
+                }
+            )
+        });
     let mut archive = true;
     items.iter().all(|item| match item {
         Item::Option { .. } => true,
@@ -268,10 +269,12 @@ fn zip(judge: &mut Judge, args: &[Arg]) -> bool {
             archive = false;
             judge.path(a, Write)
         }
-        Item::Operand(a) => judge.path(a, if recursive { Tree } else { Read }),
+        Item::Operand(a) if recursive => {
+            judge.path(a, Tree) && (!follows_links || judge.links_in(a))
+        }
+        Item::Operand(a) => judge.path(a, Read),
         Item::Unknown(_) | Item::Missing(_) => false,
     }) && !archive
-        && (links_kept || !recursive)
 }
 
 /// `unzip`'s options that list, test or print an archive, or extract it choosing only which

@@ -1244,7 +1244,14 @@ pub(super) fn judge(judge: &mut Judge, name: &str, args: &[Arg]) -> Option<bool>
     let follows_links =
         name == "diff" && given(&["-r", "--recursive"]) && !given(&["--no-dereference"]);
     judge.digests_only = CHECKSUMS.contains(&name);
-    let safe = judge.items(&items, program) && !follows_links;
+    let mut safe = judge.items(&items, program);
     judge.digests_only = false;
+    if follows_links {
+        for item in &items {
+            if let Item::Operand(tree) = item {
+                safe &= judge.links_in(tree);
+            }
+        }
+    }
     Some(safe && (!matches!(name, "jq" | "yq") || query_is_read(&items)))
 }

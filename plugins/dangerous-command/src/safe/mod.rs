@@ -294,6 +294,34 @@ impl Judge<'_, '_, '_> {
         self.access(a, access, "writes", Effect::Write)
     }
 
+    /// Judges the links in the tree `dir` as reads of where they lead, for a program that
+    /// follows them (`zip -r`, `diff -r`): the tree is listed as it is now, every name in it
+    /// resolved. Not known, so not safe: a tree of more than [`MAX_MATCHES`] names, a name
+    /// only known at run time.
+    pub(crate) fn links_in(&mut self, dir: &Arg) -> bool {
+        if dir.dynamic || dir.glob {
+            return false;
+        }
+        let (mut dirs, mut seen, mut safe) = (vec![dir.text.clone()], 0, true);
+        while let Some(dir) = dirs.pop() {
+            for name in self.cx.entries(self.inv, &dir).unwrap_or_default() {
+                seen += 1;
+                if seen > MAX_MATCHES {
+                    return false;
+                }
+                let path = format!("{}/{name}", dir.trim_end_matches('/'));
+                let linked = (self.cx.real(self.inv, &path, true)).is_none_or(|r| r.linked);
+                match linked {
+                    true => {
+                        safe &= self.access(&Arg::literal(path), Value::Read, "reads", Effect::Read)
+                    }
+                    false => dirs.push(path),
+                }
+            }
+        }
+        safe
+    }
+
     /// Judges a path the program writes, moves or deletes (`how` says how, for the reason).
     pub(crate) fn change(&mut self, a: &Arg, how: &str, effect: Effect) -> bool {
         self.access(a, Value::Write, how, effect)

@@ -311,12 +311,16 @@ impl Judge<'_, '_, '_> {
                 }
                 let path = format!("{}/{name}", dir.trim_end_matches('/'));
                 let linked = (self.cx.real(self.inv, &path, true)).is_none_or(|r| r.linked);
-                match linked {
-                    true => {
-                        safe &= self.access(&Arg::literal(path), Value::Read, "reads", Effect::Read)
-                    }
-                    false => dirs.push(path),
+                if !linked {
+                    dirs.push(path);
+                    continue;
                 }
+                // A link to a directory is followed into it: every file there is read.
+                let read = match self.cx.entries(self.inv, &path) {
+                    Some(_) => Value::Tree,
+                    None => Value::Read,
+                };
+                safe &= self.access(&Arg::literal(path), read, "reads", Effect::Read);
             }
         }
         safe

@@ -983,9 +983,27 @@ fn recursive_readers_are_allowed_only_where_no_secret_is_expected() {
         &[
             "find src -type f -name '*.rs' -exec cat {} +",
             "find tests -type f,d -exec wc -l {} +",
+            "find src -type f -name '*.rs' -print0 | xargs -0 wc -l",
+            "find tests -type f -print0 | xargs -0 -n 20 grep -n TODO",
         ],
         Level::Allow,
     );
+    // xargs takes find's names as files of the tree only when they are NUL-ended, no link,
+    // nothing else is printed, and xargs reads them from its input as they are.
+    for command in [
+        "find src -name '*.rs' -print0 | xargs -0 cat",
+        "find src -type f | xargs cat",
+        "find src -type f -print0 | xargs cat",
+        "find src -type f -print | xargs -0 cat",
+        "find src -type f -print0 -exec printf '/etc/passwd\\0' ';' | xargs -0 cat",
+        "find src -type f -print0 | xargs -0 -a list.txt cat",
+        "find src -type f -print0 | sort -z | xargs -0 cat",
+        "find . -type f -print0 | xargs -0 cat",
+        "find src -type f -print0 | xargs -0 -I{} cat {}",
+        "find src -type f -print0 | sh",
+    ] {
+        assert_ne!(level(command), Level::Allow, "{command}");
+    }
     expect(
         &["grep -r x ~", "rg -uu x ~/.ssh", "tar czf k.tgz ~/.ssh"],
         Level::Deny,

@@ -17,6 +17,9 @@ pub enum Feed {
     Decoded,
     /// Bytes fetched from the network (`curl`, `wget`, `nc`).
     Network,
+    /// The paths `find -print0` printed: files (no symbolic link) under this directory, each
+    /// ended by a NUL (what `xargs -0` splits exactly).
+    Found(String),
 }
 
 impl Feed {
@@ -24,16 +27,20 @@ impl Feed {
         match self {
             Feed::Nothing => 0,
             Feed::Text(_) => 1,
-            Feed::Unknown => 2,
+            Feed::Unknown | Feed::Found(_) => 2,
             Feed::Decoded => 3,
             Feed::Network => 4,
         }
     }
 
-    /// The more dangerous of two feeds; two texts together are no longer a known text.
+    /// The more dangerous of two feeds; two texts (or found paths) together are no longer
+    /// known, and found paths with anything else are not only found paths.
     pub fn join(self, other: Feed) -> Feed {
         match (self, other) {
             (Feed::Text(_), Feed::Text(_)) => Feed::Unknown,
+            (Feed::Nothing, b) => b,
+            (a, Feed::Nothing) => a,
+            (Feed::Found(_), b) | (b, Feed::Found(_)) => Feed::Unknown.join(b),
             (a, b) if b.rank() > a.rank() => b,
             (a, _) => a,
         }

@@ -18,7 +18,7 @@ use crate::command::{Command, Note, NoteKind, Reading, Runs};
 use crate::paths::absolutize;
 use crate::programs::{produces, program_name};
 use crate::scan::{Piece, scan};
-use crate::wrappers::{Plan, SUBSCRIPT_BUILTINS, Step, plan};
+use crate::wrappers::{Plan, SUBSCRIPT_BUILTINS, Step, found_paths, plan};
 
 /// How deeply `bash -c`, `eval` and substitutions may nest before the walk gives up.
 pub const MAX_DEPTH: u32 = 12;
@@ -290,8 +290,11 @@ impl<'a> Walker<'a> {
             .filter(|c| c.runs == Runs::Nothing)
             .collect();
         let feed = commands.iter().fold(Feed::Nothing, |feed, c| {
+            let found = (c.name == "find").then(|| found_paths(&c.argv)).flatten();
             let own = if c.name.is_empty() && !c.argv.is_empty() {
                 Feed::Unknown
+            } else if let Some(root) = found {
+                Feed::Found(root)
             } else {
                 produces(&c.name, &c.argv)
             };
@@ -1105,7 +1108,7 @@ impl<'a> Walker<'a> {
                 NoteKind::DecodedPayload,
                 format!("pipes decoded or unpacked code into `{}`", inv.name),
             ),
-            Feed::Unknown => self.note(
+            Feed::Unknown | Feed::Found(_) => self.note(
                 NoteKind::StdinScript,
                 format!(
                     "`{}` runs code from its input, which cannot be checked",

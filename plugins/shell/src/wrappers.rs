@@ -4,7 +4,7 @@
 //! interpreters reading code from their input. Each is read here into a [`Plan`]: what the walk
 //! records, and what it follows (the command a wrapper runs is recorded after it).
 
-use crate::arg::Arg;
+use crate::arg::{Arg, Feed};
 use crate::command::{Command, NoteKind, Runs};
 use crate::options::operand_start;
 use crate::programs::{is_interpreter, is_shell};
@@ -599,10 +599,64 @@ fn xargs(inv: Command) -> Plan {
                 }
             }
         }
-        None => inner.argv.push(Arg::unknown("<input>")),
+        None => match &inner.stdin {
+            // `find … -print0 | xargs -0 CMD`: the words are the files find found.
+            Feed::Found(root) if splits_at_nul(&inner.argv[1..start]) => inner.argv.push(Arg {
+                found_in: Some(root.clone()),
+                ..Arg::unknown("<input>")
+            }),
+            _ => inner.argv.push(Arg::unknown("<input>")),
+        },
     }
-    inner.stdin = crate::arg::Feed::Nothing;
+    inner.stdin = Feed::Nothing;
     Plan::wrap(inner, start)
+}
+
+/// Whether `xargs` with these options of its own hands on its input's NUL-ended names
+/// exactly as they are, one word each, from its standard input: `-0` among options that only
+/// say how many at a time (not `-a FILE`, `-d`, `-E`, `-I`, `-p`).
+fn splits_at_nul(options: &[Arg]) -> bool {
+    let mut words = options.iter();
+    let mut null = false;
+    while let Some(a) = words.next() {
+        match a.text.as_str() {
+            _ if a.dynamic => return false,
+            "-0" | "--null" => null = true,
+            "-r" | "--no-run-if-empty" | "-t" | "--verbose" | "-x" | "--exit" => {}
+            "-n" | "-P" | "-L" | "-s" => {
+                words.next();
+            }
+            o if [
+                "--max-args=",
+                "--max-procs=",
+                "--max-lines=",
+                "--max-chars=",
+            ]
+            .iter()
+            .any(|p| o.starts_with(p)) => {}
+            o if o.len() > 2
+                && ["-n", "-P", "-L", "-s"].iter().any(|p| o.starts_with(p))
+                && o[2..].bytes().all(|b| b.is_ascii_digit()) => {}
+            _ => return false,
+        }
+    }
+    null
+}
+
+/// The directory whose files `find` prints when all it prints is `-print0` of files under
+/// one known directory that are no links ([`find_root`]): nothing else writes to its output
+/// (no `-print`, `-printf`, `-ls`, `-exec`, ...).
+pub(crate) fn found_paths(argv: &[Arg]) -> Option<String> {
+    let root = find_root(argv)?;
+    let actions = argv.iter().filter(|a| {
+        a.text.starts_with("-print")
+            || a.text.starts_with("-fprint")
+            || a.text.starts_with("-exec")
+            || a.text.starts_with("-ok")
+            || matches!(a.text.as_str(), "-ls" | "-fls" | "-delete" | "-quit")
+    });
+    let only = actions.map(|a| a.text.as_str()).collect::<Vec<_>>();
+    (only == ["-print0"]).then_some(root)
 }
 
 fn find(inv: Command) -> Plan {
